@@ -1,3 +1,15 @@
-export { createPool, withTransaction, type Pool, type PoolClient, type PoolOptions } from './pool.js';
+export {
+  createPool,
+  withTransaction,
+  type Pool,
+  type PoolClient,
+  type PoolOptions,
+} from './pool.js';
 export { migrate, readMigrationDir, type Migration, type MigrateOptions } from './migrator.js';
-export { startPostgresServer, freePort, type PostgresServer, type PostgresServerOptions } from './postgres-server.js';
+export { SqlParams, whereClause } from './sql.js';
+export {
+  startPostgresServer,
+  freePort,
+  type PostgresServer,
+  type PostgresServerOptions,
+} from './postgres-server.js';

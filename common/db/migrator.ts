@@ -35,7 +35,9 @@ export function readMigrationDir(dir: string): Migration[] {
 export async function migrate(pool: Pool, options: MigrateOptions): Promise<number[]> {
   const client = await pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`graphdock:migrate:${options.area}`]);
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [
+      `graphdock:migrate:${options.area}`,
+    ]);
     try {
       await client.query(`CREATE TABLE IF NOT EXISTS graphdock_migrations (
         area text NOT NULL,
@@ -54,24 +56,28 @@ export async function migrate(pool: Pool, options: MigrateOptions): Promise<numb
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
-          await client.query('INSERT INTO graphdock_migrations (area, version, name) VALUES ($1, $2, $3)', [
-            options.area,
-            m.version,
-            m.name,
-          ]);
+          await client.query(
+            'INSERT INTO graphdock_migrations (area, version, name) VALUES ($1, $2, $3)',
+            [options.area, m.version, m.name],
+          );
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK');
-          throw new Error(`migration ${options.area}/${m.version}_${m.name} failed: ${(err as Error).message}`, {
-            cause: err,
-          });
+          throw new Error(
+            `migration ${options.area}/${m.version}_${m.name} failed: ${(err as Error).message}`,
+            {
+              cause: err,
+            },
+          );
         }
         applied.push(m.version);
       }
       await options.afterMigrations?.(client);
       return applied;
     } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`graphdock:migrate:${options.area}`]);
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [
+        `graphdock:migrate:${options.area}`,
+      ]);
     }
   } finally {
     client.release();

@@ -22,7 +22,10 @@ export function createPool(options: PoolOptions): Pool {
 }
 
 /** Runs `fn` in a transaction on one pooled connection. */
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

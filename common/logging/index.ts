@@ -15,6 +15,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     level: options.level ?? 'info',
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization'],
+      censor: '[redacted]',
+    },
   });
 }

@@ -15,7 +15,9 @@ export class DeterministicChatModel extends BaseChatModel {
 
   override bindTools(tools: BindToolsInput[]): Runnable {
     const bound = new DeterministicChatModel({});
-    bound.toolNames = tools.map((t) => ('name' in t && typeof t.name === 'string' ? t.name : 'tool'));
+    bound.toolNames = tools.map((t) =>
+      'name' in t && typeof t.name === 'string' ? t.name : 'tool',
+    );
     return bound;
   }
 
@@ -23,22 +25,31 @@ export class DeterministicChatModel extends BaseChatModel {
     const last = messages.at(-1);
     const turn = messages.filter((m) => m.getType() === 'human').length;
     if (last?.getType() === 'tool') {
-      return new AIMessage({ content: `The answer is ${String(last.content)}.` });
+      return new AIMessage({ content: `The answer is ${last.text}.` });
     }
     const text = typeof last?.content === 'string' ? last.content : '';
     const numbers = text.match(/-?\d+(\.\d+)?/g)?.map(Number) ?? [];
     if (this.toolNames.includes('add') && numbers.length >= 2) {
       return new AIMessage({
         content: '',
-        tool_calls: [{ id: `call_${turn}`, name: 'add', args: { a: numbers[0], b: numbers[1] }, type: 'tool_call' }],
+        tool_calls: [
+          {
+            id: `call_${turn}`,
+            name: 'add',
+            args: { a: numbers[0], b: numbers[1] },
+            type: 'tool_call',
+          },
+        ],
       });
     }
     return new AIMessage({ content: `You said: ${text}` });
   }
 
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+  _generate(messages: BaseMessage[]): Promise<ChatResult> {
     const message = this.reply(messages);
-    return { generations: [{ message, text: typeof message.content === 'string' ? message.content : '' }] };
+    return Promise.resolve({
+      generations: [{ message, text: message.text }],
+    });
   }
 
   override async *_streamResponseChunks(
@@ -64,9 +75,12 @@ export class DeterministicChatModel extends BaseChatModel {
       yield chunk;
       return;
     }
-    const words = String(message.content).split(/(?<= )/);
+    const words = message.text.split(/(?<= )/);
     for (const word of words) {
-      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word }) });
+      const chunk = new ChatGenerationChunk({
+        text: word,
+        message: new AIMessageChunk({ content: word }),
+      });
       yield chunk;
       await runManager?.handleLLMNewToken(word);
     }

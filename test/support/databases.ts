@@ -59,6 +59,9 @@ export async function createTestDatabase(adminUrl: string): Promise<TestDatabase
   return {
     name,
     url: databaseUrl(adminUrl, name),
-    drop: () => admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(
+        () => undefined,
+      ),
   };
 }

@@ -37,7 +37,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     '127.0.0.1',
     ...(options.extraArgs ?? []),
   ];
-  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'warn', ...options.env };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
   else if (!('DATABASE_URL' in (options.env ?? {}))) delete env.DATABASE_URL;
   const child = spawn(process.execPath, args, {
@@ -49,7 +53,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   child.stdout?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
   child.stderr?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
   const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   await waitForOk(url, child, () => log);
   return {
     url,

@@ -1,0 +1,67 @@
+// `graphdock <command>`: parses arguments and hands over to one area's entry point.
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../common/config/index.js';
+import { ConfigFileError, GraphLoadError } from '../runtime/index.js';
+import { runDev, runMigrate, runRuntime } from './runtime-commands.js';
+
+const USAGE = `Usage: graphdock <command> [options]
+
+Commands:
+  dev       Serve the graphs of a langgraph.json for local development. Uses DATABASE_URL when
+            set, otherwise an embedded PostgreSQL persisted under .graphdock/.
+  runtime   Serve the graphs in production (DATABASE_URL required).
+  migrate   Apply the runtime's database migrations and exit (DATABASE_URL required).
+
+Options:
+  --config <path>   langgraph.json to serve (default: ./langgraph.json)
+  --port <n>        port to listen on (dev: 2024, runtime: 8000)
+  --host <h>        address to bind (dev: 127.0.0.1, runtime: 0.0.0.0)
+  -h, --help        show this help
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals[0];
+  if (values.help || !command) {
+    process.stdout.write(USAGE);
+    return command || values.help ? 0 : 1;
+  }
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
+    process.stderr.write(`graphdock: --port must be a port number, got "${values.port}"\n`);
+    return 2;
+  }
+  const options = { config: values.config ?? 'langgraph.json', port, host: values.host };
+  try {
+    switch (command) {
+      case 'dev':
+        return await runDev(options);
+      case 'runtime':
+        return await runRuntime(options);
+      case 'migrate':
+        return await runMigrate();
+      default:
+        process.stderr.write(`graphdock: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    if (
+      err instanceof ConfigError ||
+      err instanceof ConfigFileError ||
+      err instanceof GraphLoadError
+    ) {
+      process.stderr.write(`graphdock: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,103 @@
+// The runtime's commands: `dev`, `runtime` and `migrate`.
+import { join } from 'node:path';
+import { ConfigError, loadProcessEnv } from '../common/config/index.js';
+import { createPool, startPostgresServer, type PostgresServer } from '../common/db/index.js';
+import { createLogger, type Logger } from '../common/logging/index.js';
+import { createRuntime, migrateRuntimeDatabase, type Runtime } from '../runtime/index.js';
+
+export interface ServeOptions {
+  config: string;
+  port: number | undefined;
+  host: string | undefined;
+}
+
+/** Resolves when SIGTERM or SIGINT arrives. */
+function shutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+async function serve(
+  runtime: Runtime,
+  port: number,
+  host: string,
+  logger: Logger,
+  onStop?: () => Promise<void>,
+) {
+  const address = await runtime.app.listen({ port, host });
+  logger.info({ address }, 'listening');
+  const signal = await shutdownSignal();
+  logger.info({ signal }, 'shutting down');
+  await runtime.close();
+  await onStop?.();
+  return 0;
+}
+
+export async function runRuntime(options: ServeOptions): Promise<number> {
+  const env = loadProcessEnv(process.env);
+  if (!env.databaseUrl)
+    throw new ConfigError(
+      'DATABASE_URL is required for `graphdock runtime` (use `graphdock dev` for the embedded store)',
+    );
+  const logger = createLogger({ level: env.logLevel });
+  const runtime = await createRuntime({
+    configPath: options.config,
+    databaseUrl: env.databaseUrl,
+    apiKeys: env.apiKeys,
+    logger,
+    poolMax: env.poolMax,
+  });
+  return serve(runtime, options.port ?? 8000, options.host ?? '0.0.0.0', logger);
+}
+
+export async function runDev(options: ServeOptions): Promise<number> {
+  const env = loadProcessEnv(process.env);
+  const logger = createLogger({ level: env.logLevel });
+  let embedded: PostgresServer | undefined;
+  let databaseUrl = env.databaseUrl;
+  if (!databaseUrl) {
+    const dataDir = join(env.home ?? join(process.cwd(), '.graphdock'), 'pgdata');
+    embedded = await startPostgresServer({
+      dataDir,
+      onLog: (line) => logger.debug({ postgres: line }),
+    });
+    databaseUrl = embedded.url;
+    logger.info({ dataDir }, 'using the embedded PostgreSQL store');
+  }
+  if (!env.apiKeys.length) logger.warn('no API keys configured: serving without authentication');
+  try {
+    const runtime = await createRuntime({
+      configPath: options.config,
+      databaseUrl,
+      apiKeys: env.apiKeys,
+      logger,
+      poolMax: env.poolMax,
+    });
+    return await serve(
+      runtime,
+      options.port ?? 2024,
+      options.host ?? '127.0.0.1',
+      logger,
+      () => embedded?.stop() ?? Promise.resolve(),
+    );
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+export async function runMigrate(): Promise<number> {
+  const env = loadProcessEnv(process.env);
+  if (!env.databaseUrl) throw new ConfigError('DATABASE_URL is required for `graphdock migrate`');
+  const logger = createLogger({ level: env.logLevel });
+  const pool = createPool({ url: env.databaseUrl, max: 2 });
+  try {
+    const applied = await migrateRuntimeDatabase(pool);
+    logger.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,51 @@
+// The process environment, parsed once at start-up. Nothing else reads `process.env` for settings.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const listOfKeys = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(/[\s,]+/).filter(Boolean));
+
+const EnvSchema = z.object({
+  DATABASE_URL: z.string().min(1).optional(),
+  GRAPHDOCK_API_KEYS: listOfKeys,
+  GRAPHDOCK_API_KEYS_FILE: z.string().min(1).optional(),
+  GRAPHDOCK_HOME: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_POOL_MAX: z.coerce.number().int().positive().default(20),
+});
+
+export interface ProcessEnv {
+  databaseUrl: string | undefined;
+  apiKeys: string[];
+  home: string | undefined;
+  logLevel: string;
+  poolMax: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const apiKeys = [...e.GRAPHDOCK_API_KEYS];
+  if (e.GRAPHDOCK_API_KEYS_FILE) {
+    // One key per line, as mounted from a Kubernetes Secret.
+    const text = readFileSync(e.GRAPHDOCK_API_KEYS_FILE, 'utf8');
+    apiKeys.push(...text.split(/\s+/).filter(Boolean));
+  }
+  return Object.freeze({
+    databaseUrl: e.DATABASE_URL,
+    apiKeys,
+    home: e.GRAPHDOCK_HOME,
+    logLevel: e.LOG_LEVEL,
+    poolMax: e.DATABASE_POOL_MAX,
+  });
+}

@@ -1,0 +1,3 @@
+export { AssistantStore } from './store.js';
+export { AssistantService, type AssistantThreadCleanup } from './service.js';
+export { assistantRoutes } from './routes.js';

@@ -1,0 +1,131 @@
+// HTTP routes for assistants: parse, call the service, shape the reply. No SQL, no rules.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  Assistant,
+  AssistantCount,
+  AssistantCreate,
+  AssistantDeleteQuery,
+  AssistantIdParams,
+  AssistantLatest,
+  AssistantPatch,
+  AssistantSearch,
+  AssistantVersionsQuery,
+  GraphQuery,
+  SubgraphsParams,
+  SubgraphsQuery,
+} from './schemas.js';
+import { isoDates, type AssistantService } from './service.js';
+
+const tags = ['Assistants'];
+const truthy = (v: string | undefined) => v === 'true' || v === '1';
+
+function parseXray(value: string | undefined): boolean | number {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return Number(value);
+}
+
+export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.post(
+      '/assistants',
+      { schema: { tags, body: AssistantCreate, response: { 200: Assistant } } },
+      async (req) => isoDates(await service.create(req.body)),
+    );
+
+    app.post(
+      '/assistants/search',
+      {
+        schema: {
+          tags,
+          body: AssistantSearch.optional(),
+          response: { 200: z.array(Assistant.partial()) },
+        },
+      },
+      async (req, reply) => {
+        const body = req.body ?? {};
+        const { rows, hasMore } = await service.search(body);
+        if (hasMore)
+          void reply.header('X-Pagination-Next', String((body.offset ?? 0) + rows.length));
+        return rows.map(isoDates);
+      },
+    );
+
+    app.post(
+      '/assistants/count',
+      { schema: { tags, body: AssistantCount.optional(), response: { 200: z.number() } } },
+      (req) => service.count(req.body ?? {}),
+    );
+
+    app.get(
+      '/assistants/:assistant_id',
+      { schema: { tags, params: AssistantIdParams, response: { 200: Assistant } } },
+      async (req) => isoDates(await service.get(req.params.assistant_id)),
+    );
+
+    app.patch(
+      '/assistants/:assistant_id',
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          body: AssistantPatch.optional(),
+          response: { 200: Assistant },
+        },
+      },
+      async (req) => isoDates(await service.patch(req.params.assistant_id, req.body ?? {})),
+    );
+
+    app.delete(
+      '/assistants/:assistant_id',
+      { schema: { tags, params: AssistantIdParams, querystring: AssistantDeleteQuery } },
+      (req) => service.delete(req.params.assistant_id, truthy(req.query.delete_threads)),
+    );
+
+    app.get(
+      '/assistants/:assistant_id/graph',
+      { schema: { tags, params: AssistantIdParams, querystring: GraphQuery } },
+      (req) => service.drawing(req.params.assistant_id, parseXray(req.query.xray)),
+    );
+
+    app.get(
+      '/assistants/:assistant_id/schemas',
+      { schema: { tags, params: AssistantIdParams } },
+      (req) => service.schemas(req.params.assistant_id),
+    );
+
+    app.get(
+      '/assistants/:assistant_id/subgraphs',
+      { schema: { tags, params: AssistantIdParams, querystring: SubgraphsQuery } },
+      (req) => service.subgraphs(req.params.assistant_id, undefined, truthy(req.query.recurse)),
+    );
+
+    app.get(
+      '/assistants/:assistant_id/subgraphs/:namespace',
+      { schema: { tags, params: SubgraphsParams, querystring: SubgraphsQuery } },
+      (req) =>
+        service.subgraphs(req.params.assistant_id, req.params.namespace, truthy(req.query.recurse)),
+    );
+
+    app.post(
+      '/assistants/:assistant_id/versions',
+      { schema: { tags, params: AssistantIdParams, body: AssistantVersionsQuery.optional() } },
+      async (req) =>
+        (await service.versions(req.params.assistant_id, req.body ?? {})).map(isoDates),
+    );
+
+    app.post(
+      '/assistants/:assistant_id/latest',
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          body: AssistantLatest,
+          response: { 200: Assistant },
+        },
+      },
+      async (req) => isoDates(await service.setLatest(req.params.assistant_id, req.body.version)),
+    );
+  };
+}

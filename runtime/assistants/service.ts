@@ -1,0 +1,201 @@
+// Assistants: versioned configurations of a graph. One system assistant exists per graph.
+import { v7 as uuidv7, validate as isUuid } from 'uuid';
+import { withTransaction, type Pool } from '../../common/db/index.js';
+import { AppError, conflict, invalid, notFound } from '../../common/errors/index.js';
+import type { Logger } from '../../common/logging/index.js';
+import {
+  graphDrawing,
+  graphSchemas,
+  subgraphSchemas,
+  systemAssistantId,
+  type AnyGraph,
+  type GraphRegistry,
+} from '../graphs/index.js';
+import type {
+  AssistantCountBody,
+  AssistantCreateBody,
+  AssistantPatchBody,
+  AssistantSearchBody,
+} from './schemas.js';
+import type { AssistantRow, AssistantStore } from './store.js';
+
+/** Removes the threads of a deleted assistant; provided by the threads context. */
+export interface AssistantThreadCleanup {
+  deleteThreadsOfAssistant(assistantId: string): Promise<void>;
+}
+
+export interface AssistantServiceDeps {
+  pool: Pool;
+  store: AssistantStore;
+  graphs: GraphRegistry;
+  threads: AssistantThreadCleanup;
+  logger: Logger;
+}
+
+type DateToString<V> = V extends Date ? string : V;
+type Dated<T> = { [K in keyof T]: DateToString<T[K]> };
+
+/** Rows carry Dates; the wire carries ISO strings. */
+export function isoDates<T extends object>(row: T): Dated<T> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row))
+    out[key] = value instanceof Date ? value.toISOString() : value;
+  return out as Dated<T>;
+}
+
+export class AssistantService {
+  constructor(private readonly deps: AssistantServiceDeps) {}
+
+  /** Upserts the system assistant of every registered graph; safe to run on every replica. */
+  async ensureSystemAssistants(): Promise<void> {
+    for (const graphId of this.deps.graphs.ids()) {
+      await this.deps.store.insert({
+        assistant_id: systemAssistantId(graphId),
+        graph_id: graphId,
+        name: graphId,
+        description: this.deps.graphs.entry(graphId)?.description ?? null,
+        config: {},
+        context: {},
+        metadata: { created_by: 'system' },
+      });
+    }
+  }
+
+  /** Accepts an assistant UUID or a graph id (meaning that graph's system assistant). */
+  resolveId(idOrGraph: string): string {
+    if (isUuid(idOrGraph)) return idOrGraph;
+    if (this.deps.graphs.has(idOrGraph)) return systemAssistantId(idOrGraph);
+    throw invalid(
+      ['path', 'assistant_id'],
+      `Invalid assistant ID: must be a UUID or a registered graph ID, got "${idOrGraph}"`,
+    );
+  }
+
+  private requireGraph(graphId: string): void {
+    if (!this.deps.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
+  }
+
+  async create(body: AssistantCreateBody): Promise<AssistantRow> {
+    this.requireGraph(body.graph_id);
+    const assistantId = body.assistant_id ?? uuidv7();
+    const inserted = await this.deps.store.insert({
+      assistant_id: assistantId,
+      graph_id: body.graph_id,
+      name: body.name ?? 'Untitled',
+      description: body.description ?? null,
+      config: body.config ?? {},
+      context: body.context ?? {},
+      metadata: body.metadata ?? {},
+    });
+    if (inserted) return inserted;
+    if (body.if_exists === 'do_nothing') return this.get(assistantId);
+    throw conflict('Assistant already exists');
+  }
+
+  async get(idOrGraph: string): Promise<AssistantRow> {
+    const row = await this.deps.store.get(this.resolveId(idOrGraph));
+    if (!row) throw notFound('Assistant not found');
+    return row;
+  }
+
+  async patch(idOrGraph: string, body: AssistantPatchBody): Promise<AssistantRow> {
+    if (body.graph_id) this.requireGraph(body.graph_id);
+    const id = this.resolveId(idOrGraph);
+    const row = await withTransaction(this.deps.pool, (db) =>
+      this.deps.store.addVersion(
+        id,
+        {
+          ...(body.graph_id ? { graph_id: body.graph_id } : {}),
+          ...(body.name != null ? { name: body.name } : {}),
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...(body.config ? { config: body.config } : {}),
+          ...(body.context ? { context: body.context } : {}),
+          ...(body.metadata ? { metadata: body.metadata } : {}),
+        },
+        db,
+      ),
+    );
+    if (!row) throw notFound('Assistant not found');
+    return row;
+  }
+
+  async delete(idOrGraph: string, deleteThreads: boolean): Promise<string[]> {
+    const id = this.resolveId(idOrGraph);
+    if (!(await this.deps.store.delete(id))) throw notFound('Assistant not found');
+    if (deleteThreads) await this.deps.threads.deleteThreadsOfAssistant(id);
+    return [id];
+  }
+
+  async search(body: AssistantSearchBody) {
+    return this.deps.store.search({
+      metadata: body.metadata,
+      graph_id: body.graph_id,
+      name: body.name,
+      limit: body.limit ?? 10,
+      offset: body.offset ?? 0,
+      sortBy: body.sort_by ?? 'created_at',
+      sortOrder: body.sort_order ?? 'desc',
+      select: body.select,
+    });
+  }
+
+  count(body: AssistantCountBody): Promise<number> {
+    return this.deps.store.count(body);
+  }
+
+  async versions(
+    idOrGraph: string,
+    body: {
+      metadata?: Record<string, unknown> | null;
+      limit?: number | null;
+      offset?: number | null;
+    },
+  ) {
+    const id = this.resolveId(idOrGraph);
+    const rows = await this.deps.store.versions(id, {
+      metadata: body.metadata,
+      limit: body.limit ?? 10,
+      offset: body.offset ?? 0,
+    });
+    if (!rows.length && !(await this.deps.store.get(id))) throw notFound('Assistant not found');
+    return rows;
+  }
+
+  async setLatest(idOrGraph: string, version: number): Promise<AssistantRow> {
+    const id = this.resolveId(idOrGraph);
+    const row = await this.deps.store.setLatest(id, version);
+    if (row) return row;
+    if (!(await this.deps.store.get(id))) throw notFound('Assistant not found');
+    throw notFound('Assistant version not found');
+  }
+
+  private async graphOf(idOrGraph: string): Promise<{ assistant: AssistantRow; graph: AnyGraph }> {
+    const assistant = await this.get(idOrGraph);
+    const graph = await this.deps.graphs.get(assistant.graph_id, {
+      configurable: assistant.config.configurable ?? {},
+    });
+    if (!graph) throw notFound(`Graph "${assistant.graph_id}" not found`);
+    return { assistant, graph };
+  }
+
+  async drawing(idOrGraph: string, xray: boolean | number): Promise<unknown> {
+    const { graph } = await this.graphOf(idOrGraph);
+    try {
+      return await graphDrawing(graph, xray);
+    } catch (err) {
+      throw new AppError('BAD_REQUEST', `Could not draw graph: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+
+  async schemas(idOrGraph: string) {
+    const { assistant, graph } = await this.graphOf(idOrGraph);
+    return { graph_id: assistant.graph_id, ...graphSchemas(graph) };
+  }
+
+  async subgraphs(idOrGraph: string, namespace: string | undefined, recurse: boolean) {
+    const { graph } = await this.graphOf(idOrGraph);
+    return subgraphSchemas(graph, namespace, recurse);
+  }
+}

@@ -1,0 +1,2 @@
+export { GraphdockCheckpointer, CHECKPOINT_METADATA_KEY } from './checkpointer.js';
+export { CheckpointStore } from './store.js';

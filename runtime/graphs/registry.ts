@@ -1,0 +1,147 @@
+// Loads the graphs named in `langgraph.json` and hands out compiled graphs bound to the
+// process's checkpointer.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { Pregel } from '@langchain/langgraph/pregel';
+import type { LoadedConfig } from '../config/index.js';
+
+// Graph state types are the user's; the server treats every graph alike.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyGraph = Pregel<any, any, any, any, any, any>;
+type GraphFactory = (config: Record<string, unknown>) => unknown;
+
+export interface GraphEntry {
+  graphId: string;
+  file: string;
+  exportName: string;
+  description: string | null;
+  graph: AnyGraph | undefined;
+  factory: GraphFactory | undefined;
+}
+
+export class GraphLoadError extends Error {
+  override name = 'GraphLoadError';
+}
+
+function isCompiled(value: unknown): value is AnyGraph {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { invoke?: unknown }).invoke === 'function' &&
+    typeof (value as { getGraphAsync?: unknown }).getGraphAsync === 'function'
+  );
+}
+
+function hasCompile(value: unknown): value is { compile(): unknown } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { compile?: unknown }).compile === 'function'
+  );
+}
+
+async function toGraph(value: unknown): Promise<AnyGraph | undefined> {
+  const awaited = await value;
+  if (isCompiled(awaited)) return awaited;
+  if (hasCompile(awaited)) {
+    const compiled = awaited.compile();
+    if (isCompiled(compiled)) return compiled;
+  }
+  return undefined;
+}
+
+function parseSpec(
+  graphId: string,
+  spec: string | { path: string; description?: string | undefined },
+  dir: string,
+) {
+  const path = typeof spec === 'string' ? spec : spec.path;
+  const colon = path.lastIndexOf(':');
+  // `C:\...` style drive letters have their colon at index 1.
+  const hasExport = colon > 1;
+  const file = resolve(dir, hasExport ? path.slice(0, colon) : path);
+  const exportName = hasExport ? path.slice(colon + 1) : 'default';
+  const description = typeof spec === 'string' ? null : (spec.description ?? null);
+  return { graphId, file, exportName, description };
+}
+
+async function loadEntry(base: ReturnType<typeof parseSpec>): Promise<GraphEntry> {
+  const where = `graph "${base.graphId}" from ${base.file}`;
+  if (!existsSync(base.file)) throw new GraphLoadError(`Failed to load ${where}: file not found`);
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(base.file).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new GraphLoadError(`Failed to load ${where}: ${(err as Error).message}`, { cause: err });
+  }
+  if (!(base.exportName in mod)) {
+    throw new GraphLoadError(
+      `Failed to load ${where}: the module has no export named "${base.exportName}"`,
+    );
+  }
+  const exported = mod[base.exportName];
+  if (typeof exported === 'function' && !isCompiled(exported)) {
+    return { ...base, graph: undefined, factory: exported as GraphFactory };
+  }
+  let graph: AnyGraph | undefined;
+  try {
+    graph = await toGraph(exported);
+  } catch (err) {
+    throw new GraphLoadError(`Failed to load ${where}: ${(err as Error).message}`, { cause: err });
+  }
+  if (!graph) {
+    throw new GraphLoadError(
+      `Failed to load ${where}: export "${base.exportName}" is not a graph (expected a compiled graph, a StateGraph, or a factory function)`,
+    );
+  }
+  return { ...base, graph, factory: undefined };
+}
+
+export class GraphRegistry {
+  private constructor(
+    private readonly entries: Map<string, GraphEntry>,
+    private readonly checkpointer: BaseCheckpointSaver | undefined,
+  ) {}
+
+  static async load(
+    loaded: LoadedConfig,
+    checkpointer?: BaseCheckpointSaver,
+  ): Promise<GraphRegistry> {
+    const entries = new Map<string, GraphEntry>();
+    for (const [graphId, spec] of Object.entries(loaded.config.graphs)) {
+      entries.set(graphId, await loadEntry(parseSpec(graphId, spec, loaded.dir)));
+    }
+    return new GraphRegistry(entries, checkpointer);
+  }
+
+  ids(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  has(graphId: string): boolean {
+    return this.entries.has(graphId);
+  }
+
+  entry(graphId: string): GraphEntry | undefined {
+    return this.entries.get(graphId);
+  }
+
+  /**
+   * A graph bound to the shared checkpointer. Compiled graphs are copied shallowly so the
+   * module's own instance is never mutated; factories are called with the run's config.
+   */
+  async get(graphId: string, config: Record<string, unknown> = {}): Promise<AnyGraph | undefined> {
+    const entry = this.entries.get(graphId);
+    if (!entry) return undefined;
+    const base = entry.graph ?? (await toGraph(entry.factory?.(config)));
+    if (!base) throw new GraphLoadError(`graph factory "${graphId}" did not return a graph`);
+    const bound = Object.assign(
+      Object.create(Object.getPrototypeOf(base) as object) as AnyGraph,
+      base,
+    );
+    bound.checkpointer = this.checkpointer;
+    return bound;
+  }
+}

@@ -1,0 +1,58 @@
+// The one place where errors become HTTP responses: `{"detail": ...}` like the official server.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, type ValidationIssue } from '../../common/errors/index.js';
+
+const LOCATION: Record<string, string> = {
+  body: 'body',
+  params: 'path',
+  querystring: 'query',
+  headers: 'header',
+};
+
+function segment(part: string): string | number {
+  return /^\d+$/.test(part) ? Number(part) : part;
+}
+
+function validationIssues(
+  error: FastifyError & {
+    validation: { instancePath: string; message?: string; keyword: string }[];
+  },
+) {
+  const where = LOCATION[error.validationContext ?? 'body'] ?? 'body';
+  return error.validation.map<ValidationIssue>((v) => ({
+    loc: [where, ...v.instancePath.split('/').filter(Boolean).map(segment)],
+    msg: v.message ?? 'Invalid value',
+    type: v.keyword,
+  }));
+}
+
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof AppError) {
+    return reply.code(error.status).send({ detail: error.detail });
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    return reply.code(422).send({ detail: validationIssues(error) });
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+    return reply
+      .code(422)
+      .send({ detail: [{ loc: ['body'], msg: 'Invalid JSON body', type: 'json_invalid' }] });
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return reply.code(413).send({ detail: 'Request body is too large' });
+  }
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ detail: 'Internal server error' });
+  }
+  return reply.code(status).send({ detail: error.message });
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .code(404)
+    .send({ detail: `Not found: ${request.method} ${request.url.split('?')[0] ?? ''}` });
+}

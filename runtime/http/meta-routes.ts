@@ -1,0 +1,63 @@
+// /ok, /info and /metrics.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Registry } from '../../common/metrics/index.js';
+
+export interface MetaInfo {
+  version: string;
+  langgraphJsVersion: string;
+}
+
+export function metaRoutes(
+  info: MetaInfo,
+  registry: Registry,
+  checkDb: () => Promise<void>,
+  full: boolean,
+): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/ok',
+      {
+        schema: {
+          tags: ['System'],
+          querystring: z.object({ check_db: z.enum(['0', '1']).optional() }),
+        },
+      },
+      async (req, reply) => {
+        // With `disable_meta`, /ok still answers but performs no checks.
+        if (full && req.query.check_db === '1') {
+          try {
+            await checkDb();
+          } catch {
+            return reply.code(500).send({ detail: 'Database unavailable' });
+          }
+        }
+        return { ok: true };
+      },
+    );
+
+    if (!full) return;
+
+    app.get('/info', { schema: { tags: ['System'] } }, async () => ({
+      version: info.version,
+      langgraph_js_version: info.langgraphJsVersion,
+      context: 'js',
+      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: true },
+      host: { kind: 'self-hosted', project_id: null, revision_id: null, tenant_id: null },
+    }));
+
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          tags: ['System'],
+          querystring: z.object({ format: z.enum(['prometheus', 'json']).optional() }),
+        },
+      },
+      async (req, reply) => {
+        if (req.query.format === 'json') return registry.getMetricsAsJSON();
+        return reply.header('Content-Type', registry.contentType).send(await registry.metrics());
+      },
+    );
+  };
+}

@@ -1,0 +1,8 @@
+export {
+  createRuntime,
+  migrateRuntimeDatabase,
+  type Runtime,
+  type RuntimeOptions,
+} from './server.js';
+export { ConfigFileError } from './config/index.js';
+export { GraphLoadError } from './graphs/index.js';

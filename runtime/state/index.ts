@@ -1,0 +1,9 @@
+export { toJson, serializeMessage } from './serialize.js';
+export {
+  toThreadState,
+  emptyThreadState,
+  checkpointRef,
+  needsParentForWrites,
+  type ThreadStateBody,
+  type CheckpointRef,
+} from './snapshot.js';

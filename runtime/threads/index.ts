@@ -1,0 +1,3 @@
+export { ThreadStore } from './store.js';
+export { ThreadService, threadBody } from './service.js';
+export { threadRoutes } from './routes.js';

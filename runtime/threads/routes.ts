@@ -1,0 +1,154 @@
+// HTTP routes for threads: parse, call the service, shape the reply. No SQL, no rules.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  CheckpointParams,
+  HistoryBody,
+  HistoryQuery,
+  PruneBody,
+  StateCheckpointBody,
+  StateQuery,
+  StateUpdate,
+  Thread,
+  ThreadCount,
+  ThreadCreate,
+  ThreadGetQuery,
+  ThreadIdParams,
+  ThreadPatch,
+  ThreadSearch,
+} from './schemas.js';
+import { threadBody, type ThreadService } from './service.js';
+
+const tags = ['Threads'];
+const truthy = (v: string | undefined) => v === 'true' || v === '1';
+
+export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.post(
+      '/threads',
+      { schema: { tags, body: ThreadCreate.optional(), response: { 200: Thread } } },
+      async (req) => threadBody(await service.create(req.body ?? {})),
+    );
+
+    app.post(
+      '/threads/search',
+      {
+        schema: {
+          tags,
+          body: ThreadSearch.optional(),
+          response: { 200: z.array(Thread.partial()) },
+        },
+      },
+      async (req, reply) => {
+        const body = req.body ?? {};
+        const { rows, hasMore } = await service.search(body);
+        if (hasMore)
+          void reply.header('X-Pagination-Next', String((body.offset ?? 0) + rows.length));
+        return rows.map((r) => threadBody(r));
+      },
+    );
+
+    app.post(
+      '/threads/count',
+      { schema: { tags, body: ThreadCount.optional(), response: { 200: z.number() } } },
+      (req) => service.count(req.body ?? {}),
+    );
+
+    app.post('/threads/prune', { schema: { tags, body: PruneBody } }, (req) =>
+      service.prune(req.body.thread_ids, req.body.strategy),
+    );
+
+    app.get(
+      '/threads/:thread_id',
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          querystring: ThreadGetQuery,
+          response: { 200: Thread },
+        },
+      },
+      async (req) => {
+        const include = [req.query.include ?? []].flat().flatMap((v) => v.split(','));
+        return threadBody(await service.getRow(req.params.thread_id), include.includes('ttl'));
+      },
+    );
+
+    app.patch(
+      '/threads/:thread_id',
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          body: ThreadPatch.optional(),
+          response: { 200: Thread, 204: z.null().describe('With `Prefer: return=minimal`') },
+        },
+      },
+      async (req, reply) => {
+        const row = await service.patch(req.params.thread_id, req.body ?? {});
+        if (req.headers.prefer === 'return=minimal') return reply.code(204).send(null);
+        return threadBody(row);
+      },
+    );
+
+    app.delete(
+      '/threads/:thread_id',
+      { schema: { tags, params: ThreadIdParams } },
+      async (req, reply) => {
+        await service.delete(req.params.thread_id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/threads/:thread_id/copy',
+      { schema: { tags, params: ThreadIdParams, response: { 200: Thread } } },
+      async (req) => threadBody(await service.copy(req.params.thread_id)),
+    );
+
+    app.get(
+      '/threads/:thread_id/state',
+      { schema: { tags, params: ThreadIdParams, querystring: StateQuery } },
+      (req) => service.state(req.params.thread_id, { subgraphs: truthy(req.query.subgraphs) }),
+    );
+
+    app.post(
+      '/threads/:thread_id/state',
+      { schema: { tags, params: ThreadIdParams, body: StateUpdate } },
+      (req) => service.updateState(req.params.thread_id, req.body),
+    );
+
+    app.get(
+      '/threads/:thread_id/state/:checkpoint_id',
+      { schema: { tags, params: CheckpointParams, querystring: StateQuery } },
+      (req) =>
+        service.state(req.params.thread_id, {
+          subgraphs: truthy(req.query.subgraphs),
+          checkpoint: { checkpoint_id: req.params.checkpoint_id },
+        }),
+    );
+
+    app.post(
+      '/threads/:thread_id/state/checkpoint',
+      { schema: { tags, params: ThreadIdParams, body: StateCheckpointBody } },
+      (req) =>
+        service.state(req.params.thread_id, {
+          subgraphs: req.body.subgraphs ?? false,
+          checkpoint: req.body.checkpoint,
+        }),
+    );
+
+    app.post(
+      '/threads/:thread_id/history',
+      { schema: { tags, params: ThreadIdParams, body: HistoryBody.optional() } },
+      (req) => service.history(req.params.thread_id, req.body ?? {}),
+    );
+
+    app.get(
+      '/threads/:thread_id/history',
+      { schema: { tags, params: ThreadIdParams, querystring: HistoryQuery } },
+      (req) =>
+        service.history(req.params.thread_id, { limit: req.query.limit, before: req.query.before }),
+    );
+  };
+}

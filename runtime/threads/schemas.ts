@@ -1,0 +1,153 @@
+import { z } from 'zod';
+
+const JsonObject = z.record(z.string(), z.unknown());
+
+export const THREAD_STATUSES = ['idle', 'busy', 'interrupted', 'error'] as const;
+export const THREAD_FIELDS = [
+  'thread_id',
+  'created_at',
+  'updated_at',
+  'state_updated_at',
+  'metadata',
+  'config',
+  'status',
+  'values',
+  'interrupts',
+  'error',
+] as const;
+export const THREAD_SORT_FIELDS = [
+  'thread_id',
+  'status',
+  'created_at',
+  'updated_at',
+  'state_updated_at',
+] as const;
+
+export const Thread = z
+  .object({
+    thread_id: z.uuid(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    state_updated_at: z.string().nullable(),
+    metadata: JsonObject,
+    config: JsonObject,
+    status: z.enum(THREAD_STATUSES),
+    values: z.unknown(),
+    interrupts: JsonObject,
+    error: z.unknown().optional(),
+  })
+  .meta({ id: 'Thread' });
+
+export const ThreadIdParams = z.object({
+  thread_id: z.uuid({ message: 'Invalid thread ID: must be a UUID' }),
+});
+export const CheckpointParams = ThreadIdParams.extend({ checkpoint_id: z.string().min(1) });
+
+const Ttl = z.union([
+  z.number().positive(),
+  z.object({ ttl: z.number().positive(), strategy: z.enum(['delete', 'keep_latest']).nullish() }),
+]);
+
+const CommandInput = z.object({
+  update: z.unknown().optional(),
+  resume: z.unknown().optional(),
+  goto: z.unknown().optional(),
+});
+
+export const Superstep = z.object({
+  updates: z.array(
+    z.object({
+      values: z.unknown(),
+      command: CommandInput.nullish(),
+      as_node: z.string().min(1),
+    }),
+  ),
+});
+
+export const ThreadCreate = z.object({
+  thread_id: z.uuid().nullish(),
+  metadata: JsonObject.nullish(),
+  if_exists: z.enum(['raise', 'do_nothing']).nullish(),
+  ttl: Ttl.nullish(),
+  supersteps: z.array(Superstep).nullish(),
+});
+
+export const ThreadPatch = z.object({ metadata: JsonObject.nullish(), ttl: Ttl.nullish() });
+
+export const ThreadSearch = z.object({
+  metadata: JsonObject.nullish(),
+  values: JsonObject.nullish(),
+  ids: z.array(z.uuid()).nullish(),
+  status: z.enum(THREAD_STATUSES).nullish(),
+  limit: z.number().int().min(1).max(1000).nullish(),
+  offset: z.number().int().min(0).nullish(),
+  sort_by: z.enum(THREAD_SORT_FIELDS).nullish(),
+  sort_order: z.enum(['asc', 'desc']).nullish(),
+  select: z.array(z.enum(THREAD_FIELDS)).nullish(),
+});
+
+export const ThreadCount = z.object({
+  metadata: JsonObject.nullish(),
+  values: JsonObject.nullish(),
+  status: z.enum(THREAD_STATUSES).nullish(),
+});
+
+export const CheckpointSelector = z.object({
+  checkpoint_id: z.string().nullish(),
+  checkpoint_ns: z.string().nullish(),
+  checkpoint_map: JsonObject.nullish(),
+  thread_id: z.string().nullish(),
+});
+
+export const StateQuery = z.object({ subgraphs: z.enum(['true', 'false', '1', '0']).optional() });
+
+export const StateCheckpointBody = z.object({
+  checkpoint: CheckpointSelector,
+  subgraphs: z.boolean().nullish(),
+});
+
+export const StateUpdate = z.object({
+  values: z.unknown().optional(),
+  as_node: z.string().nullish(),
+  checkpoint_id: z.string().nullish(),
+  checkpoint: CheckpointSelector.nullish(),
+});
+
+/** `before` arrives as a checkpoint id, a checkpoint, or a RunnableConfig depending on the SDK. */
+const BeforeSelector = z.union([
+  z.string(),
+  CheckpointSelector,
+  z.object({ configurable: CheckpointSelector }).transform((c) => c.configurable),
+]);
+
+export const HistoryBody = z.object({
+  limit: z.number().int().min(1).max(1000).nullish(),
+  before: BeforeSelector.nullish(),
+  metadata: JsonObject.nullish(),
+  checkpoint: CheckpointSelector.nullish(),
+});
+
+export const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  before: z.string().optional(),
+});
+
+export const ThreadGetQuery = z.object({
+  include: z.union([z.string(), z.array(z.string())]).optional(),
+});
+
+export const PruneBody = z.object({
+  thread_ids: z.array(z.uuid()),
+  strategy: z.enum(['delete', 'keep_latest']).default('delete'),
+});
+
+export type ThreadCreateBody = z.infer<typeof ThreadCreate>;
+export type ThreadPatchBody = z.infer<typeof ThreadPatch>;
+export type ThreadSearchBody = z.infer<typeof ThreadSearch>;
+export type ThreadCountBody = z.infer<typeof ThreadCount>;
+export type StateUpdateBody = z.infer<typeof StateUpdate>;
+export type HistoryOptions = z.infer<typeof HistoryBody>;
+export type CheckpointSelectorBody = z.infer<typeof CheckpointSelector>;
+export type ThreadField = (typeof THREAD_FIELDS)[number];
+export type ThreadStatus = (typeof THREAD_STATUSES)[number];
+export type TtlInput = z.infer<typeof Ttl>;

@@ -1,0 +1,360 @@
+// Threads: persistent conversations, their checkpointed state, and its history.
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { StateSnapshot } from '@langchain/langgraph';
+import { v7 as uuidv7 } from 'uuid';
+import { withTransaction, type Pool } from '../../common/db/index.js';
+import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
+import type { Logger } from '../../common/logging/index.js';
+import { CHECKPOINT_METADATA_KEY, type CheckpointStore } from '../checkpoints/index.js';
+import type { AnyGraph, GraphRegistry } from '../graphs/index.js';
+import {
+  checkpointRef,
+  emptyThreadState,
+  needsParentForWrites,
+  toJson,
+  toThreadState,
+  type ThreadStateBody,
+} from '../state/index.js';
+import type { z } from 'zod';
+import type { Thread } from './schemas.js';
+import type {
+  CheckpointSelectorBody,
+  HistoryOptions,
+  StateUpdateBody,
+  ThreadCountBody,
+  ThreadCreateBody,
+  ThreadPatchBody,
+  ThreadSearchBody,
+  TtlInput,
+} from './schemas.js';
+import type { ThreadRow, ThreadStore, Ttl } from './store.js';
+
+export interface ThreadServiceDeps {
+  pool: Pool;
+  store: ThreadStore;
+  checkpoints: CheckpointStore;
+  graphs: GraphRegistry;
+  logger: Logger;
+}
+
+type Superstep = NonNullable<ThreadCreateBody['supersteps']>[number];
+
+function toTtl(input: TtlInput | null | undefined): Ttl | undefined {
+  if (input == null) return undefined;
+  if (typeof input === 'number') return { minutes: input, strategy: 'delete' };
+  return { minutes: input.ttl, strategy: input.strategy ?? 'delete' };
+}
+
+export type ThreadBody = z.infer<typeof Thread> & { ttl?: unknown };
+
+/** The public shape of a thread; TTL details only when asked for. */
+export function threadBody(row: Partial<ThreadRow>, includeTtl = false): ThreadBody {
+  const { ttl_minutes, ttl_strategy, expires_at, error, ...rest } = row;
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rest))
+    body[key] = value instanceof Date ? value.toISOString() : value;
+  if (error !== null && error !== undefined) body.error = error;
+  if (includeTtl) {
+    body.ttl =
+      ttl_minutes == null
+        ? null
+        : {
+            ttl: ttl_minutes,
+            strategy: ttl_strategy,
+            expires_at: expires_at?.toISOString() ?? null,
+          };
+  }
+  return body as ThreadBody;
+}
+
+function interruptsOf(snapshot: StateSnapshot): Record<string, unknown> {
+  const map: Record<string, unknown> = {};
+  for (const task of snapshot.tasks) {
+    if (task.interrupts?.length) map[task.id] = toJson(task.interrupts);
+  }
+  return map;
+}
+
+export class ThreadService {
+  constructor(private readonly deps: ThreadServiceDeps) {}
+
+  async create(body: ThreadCreateBody): Promise<ThreadRow> {
+    const threadId = body.thread_id ?? uuidv7();
+    const metadata = body.metadata ?? {};
+    const supersteps = body.supersteps ?? [];
+    const graphId = typeof metadata.graph_id === 'string' ? metadata.graph_id : undefined;
+    if (supersteps.length) {
+      if (!graphId)
+        throw badRequest(`Thread ${threadId} has no graph ID: pass graph_id to apply supersteps`);
+      if (!this.deps.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
+    }
+    const inserted = await this.deps.store.insert({
+      thread_id: threadId,
+      metadata,
+      ttl: toTtl(body.ttl),
+    });
+    if (!inserted) {
+      if (body.if_exists === 'do_nothing') return this.getRow(threadId);
+      throw conflict('Thread already exists');
+    }
+    if (!supersteps.length || !graphId) return inserted;
+    try {
+      await this.applySupersteps(threadId, graphId, supersteps);
+    } catch (err) {
+      // A thread whose initial state could not be written is not left half-made.
+      await this.deleteMany([threadId]);
+      if (err instanceof AppError) throw err;
+      throw badRequest(`Could not apply supersteps: ${(err as Error).message}`);
+    }
+    return this.getRow(threadId);
+  }
+
+  private async applySupersteps(
+    threadId: string,
+    graphId: string,
+    supersteps: Superstep[],
+  ): Promise<void> {
+    const graph = await this.requireGraph(graphId);
+    let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: '' } };
+    for (const step of supersteps) {
+      const writes = Object.fromEntries(step.updates.map((u) => [u.as_node, toJson(u.values)]));
+      config = await graph.bulkUpdateState(withMetadata(config, { graph_id: graphId, writes }), [
+        { updates: step.updates.map((u) => ({ values: u.values, asNode: u.as_node })) },
+      ]);
+    }
+    await this.syncValues(threadId, graph);
+  }
+
+  /** Copies the latest checkpoint's values onto the thread row (for reads and search). */
+  private async syncValues(threadId: string, graph: AnyGraph): Promise<void> {
+    const latest = await graph.getState({
+      configurable: { thread_id: threadId, checkpoint_ns: '' },
+    });
+    await this.deps.store.setState(threadId, {
+      values: toJson(latest.values ?? {}),
+      interrupts: interruptsOf(latest),
+    });
+  }
+
+  async getRow(threadId: string): Promise<ThreadRow> {
+    const row = await this.deps.store.get(threadId);
+    if (!row) throw notFound(`Thread with ID ${threadId} not found`);
+    return row;
+  }
+
+  async patch(threadId: string, body: ThreadPatchBody): Promise<ThreadRow> {
+    const row = await this.deps.store.patch(threadId, {
+      metadata: body.metadata ?? undefined,
+      ttl: toTtl(body.ttl),
+    });
+    if (!row) throw notFound(`Thread with ID ${threadId} not found`);
+    return row;
+  }
+
+  async delete(threadId: string): Promise<void> {
+    const deleted = await this.deleteMany([threadId]);
+    if (!deleted.length) throw notFound(`Thread with ID ${threadId} not found`);
+  }
+
+  /** Deletes threads and their checkpoints in one transaction. */
+  deleteMany(threadIds: string[]): Promise<string[]> {
+    return withTransaction(this.deps.pool, async (db) => {
+      const deleted = await this.deps.store.deleteMany(threadIds, db);
+      await this.deps.checkpoints.deleteThreads(deleted, db);
+      return deleted;
+    });
+  }
+
+  async deleteThreadsOfAssistant(assistantId: string): Promise<void> {
+    const ids = await this.deps.store.idsByMetadata({ assistant_id: assistantId });
+    if (ids.length) await this.deleteMany(ids);
+  }
+
+  search(body: ThreadSearchBody) {
+    return this.deps.store.search({
+      metadata: body.metadata,
+      values: body.values,
+      status: body.status,
+      ids: body.ids,
+      limit: body.limit ?? 10,
+      offset: body.offset ?? 0,
+      sortBy: body.sort_by ?? 'created_at',
+      sortOrder: body.sort_order ?? 'desc',
+      select: body.select,
+    });
+  }
+
+  count(body: ThreadCountBody): Promise<number> {
+    return this.deps.store.count(body);
+  }
+
+  async copy(threadId: string): Promise<ThreadRow> {
+    const newId = uuidv7();
+    const row = await withTransaction(this.deps.pool, async (db) => {
+      const copied = await this.deps.store.copy(threadId, newId, db);
+      if (copied) await this.deps.checkpoints.copyThread(threadId, newId, db);
+      return copied;
+    });
+    if (!row) throw notFound(`Thread with ID ${threadId} not found`);
+    return row;
+  }
+
+  async prune(
+    threadIds: string[],
+    strategy: 'delete' | 'keep_latest',
+  ): Promise<{ pruned_count: number }> {
+    if (!threadIds.length) return { pruned_count: 0 };
+    if (strategy === 'delete') return { pruned_count: (await this.deleteMany(threadIds)).length };
+    const pruned = await withTransaction(this.deps.pool, async (db) => {
+      const { rows } = await db.query<{ thread_id: string }>(
+        'SELECT thread_id FROM threads WHERE thread_id = ANY($1::uuid[])',
+        [threadIds],
+      );
+      const ids = rows.map((r) => r.thread_id);
+      await this.deps.checkpoints.keepLatest(ids, db);
+      return ids.length;
+    });
+    return { pruned_count: pruned };
+  }
+
+  /** Deletes (or prunes) threads whose TTL has passed; returns how many were swept. */
+  async sweepExpired(limit = 1000): Promise<number> {
+    return withTransaction(this.deps.pool, async (db) => {
+      const expired = await this.deps.store.claimExpired(limit, db);
+      const toDelete = expired
+        .filter((t) => t.ttl_strategy !== 'keep_latest')
+        .map((t) => t.thread_id);
+      const toPrune = expired
+        .filter((t) => t.ttl_strategy === 'keep_latest')
+        .map((t) => t.thread_id);
+      await this.deps.store.deleteMany(toDelete, db);
+      await this.deps.checkpoints.deleteThreads(toDelete, db);
+      await this.deps.checkpoints.keepLatest(toPrune, db);
+      await this.deps.store.clearExpiry(toPrune, db);
+      return expired.length;
+    });
+  }
+
+  private async requireGraph(graphId: string): Promise<AnyGraph> {
+    const graph = await this.deps.graphs.get(graphId);
+    if (!graph) throw notFound(`Graph "${graphId}" not found`);
+    return graph;
+  }
+
+  private graphIdOf(row: ThreadRow): string | undefined {
+    const id = row.metadata.graph_id;
+    return typeof id === 'string' && this.deps.graphs.has(id) ? id : undefined;
+  }
+
+  private async snapshotBody(
+    graph: AnyGraph,
+    snapshot: StateSnapshot,
+    graphId: string,
+    parent?: StateSnapshot,
+  ) {
+    const resolvedParent =
+      parent ??
+      (needsParentForWrites(snapshot) && snapshot.parentConfig
+        ? await graph.getState(snapshot.parentConfig)
+        : undefined);
+    const body = toThreadState(snapshot, resolvedParent);
+    body.metadata.graph_id ??= graphId;
+    return body;
+  }
+
+  async state(
+    threadId: string,
+    options: { subgraphs?: boolean; checkpoint?: CheckpointSelectorBody | undefined } = {},
+  ): Promise<ThreadStateBody> {
+    const row = await this.getRow(threadId);
+    const graphId = this.graphIdOf(row);
+    if (!graphId) {
+      if (options.checkpoint?.checkpoint_id) throw notFound('Checkpoint not found');
+      return emptyThreadState();
+    }
+    const graph = await this.requireGraph(graphId);
+    const config = checkpointConfig(threadId, options.checkpoint);
+    const snapshot = await graph.getState(config, { subgraphs: options.subgraphs ?? false });
+    if (!snapshot.createdAt) {
+      if (options.checkpoint?.checkpoint_id) throw notFound('Checkpoint not found');
+      return emptyThreadState();
+    }
+    return this.snapshotBody(graph, snapshot, graphId);
+  }
+
+  async updateState(threadId: string, body: StateUpdateBody): Promise<{ checkpoint: unknown }> {
+    const row = await this.getRow(threadId);
+    if (row.status === 'busy') throw conflict('Thread is busy');
+    const graphId = this.graphIdOf(row);
+    if (!graphId) throw badRequest(`Thread ${threadId} has no graph ID`);
+    const graph = await this.requireGraph(graphId);
+    const selector =
+      body.checkpoint ?? (body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : undefined);
+    const asNode = body.as_node ?? undefined;
+    const writes = asNode ? { [asNode]: toJson(body.values) } : null;
+    let next: RunnableConfig;
+    try {
+      next = await graph.updateState(
+        withMetadata(checkpointConfig(threadId, selector), { graph_id: graphId, writes }),
+        body.values,
+        asNode,
+      );
+    } catch (err) {
+      throw badRequest(`Could not update state: ${(err as Error).message}`);
+    }
+    await this.syncValues(threadId, graph);
+    return { checkpoint: checkpointRef(next) };
+  }
+
+  async history(threadId: string, options: HistoryOptions): Promise<ThreadStateBody[]> {
+    const row = await this.getRow(threadId);
+    const graphId = this.graphIdOf(row);
+    if (!graphId) return [];
+    const graph = await this.requireGraph(graphId);
+    const limit = options.limit ?? 10;
+    const before =
+      typeof options.before === 'string' ? { checkpoint_id: options.before } : options.before;
+    const snapshots: StateSnapshot[] = [];
+    // One snapshot more than asked: each snapshot's parent supplies its `writes`.
+    for await (const s of graph.getStateHistory(
+      checkpointConfig(threadId, options.checkpoint ?? undefined),
+      {
+        limit: limit + 1,
+        ...(before?.checkpoint_id ? { before: checkpointConfig(threadId, before) } : {}),
+        ...(options.metadata ? { filter: options.metadata } : {}),
+      },
+    )) {
+      snapshots.push(s);
+    }
+    const page = snapshots.slice(0, limit);
+    return Promise.all(
+      page.map((s, i) => {
+        const parent = snapshots[i + 1];
+        const isParent =
+          parent &&
+          s.parentConfig?.configurable?.checkpoint_id === parent.config.configurable?.checkpoint_id;
+        return this.snapshotBody(graph, s, graphId, isParent ? parent : undefined);
+      }),
+    );
+  }
+}
+
+function checkpointConfig(
+  threadId: string,
+  selector: CheckpointSelectorBody | null | undefined,
+): RunnableConfig {
+  const configurable: Record<string, unknown> = {
+    thread_id: threadId,
+    checkpoint_ns: selector?.checkpoint_ns ?? '',
+  };
+  if (selector?.checkpoint_id) configurable.checkpoint_id = selector.checkpoint_id;
+  if (selector?.checkpoint_map) configurable.checkpoint_map = selector.checkpoint_map;
+  return { configurable };
+}
+
+function withMetadata(config: RunnableConfig, metadata: Record<string, unknown>): RunnableConfig {
+  return {
+    ...config,
+    configurable: { ...config.configurable, [CHECKPOINT_METADATA_KEY]: metadata },
+  };
+}

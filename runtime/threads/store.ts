@@ -1,0 +1,198 @@
+// SQL for the threads table. Nothing outside this file writes it.
+import { SqlParams, whereClause, type Pool, type PoolClient } from '../../common/db/index.js';
+import { THREAD_FIELDS, type ThreadField, type ThreadStatus } from './schemas.js';
+
+export interface ThreadRow {
+  thread_id: string;
+  created_at: Date;
+  updated_at: Date;
+  state_updated_at: Date | null;
+  metadata: Record<string, unknown>;
+  config: Record<string, unknown>;
+  status: ThreadStatus;
+  values: unknown;
+  interrupts: Record<string, unknown>;
+  error: unknown;
+  ttl_minutes: number | null;
+  ttl_strategy: string | null;
+  expires_at: Date | null;
+}
+
+export interface ThreadFilter {
+  metadata?: Record<string, unknown> | null | undefined;
+  values?: Record<string, unknown> | null | undefined;
+  status?: ThreadStatus | null | undefined;
+  ids?: string[] | null | undefined;
+}
+
+export interface Ttl {
+  minutes: number;
+  strategy: 'delete' | 'keep_latest';
+}
+
+type Queryable = Pool | PoolClient;
+
+const quote = (field: string) => (field === 'values' ? '"values"' : field);
+
+function conditions(filter: ThreadFilter, params: SqlParams): string[] {
+  const out: string[] = [];
+  if (filter.metadata && Object.keys(filter.metadata).length) {
+    out.push(`metadata @> ${params.add(JSON.stringify(filter.metadata))}::jsonb`);
+  }
+  if (filter.values && Object.keys(filter.values).length) {
+    out.push(`"values" @> ${params.add(JSON.stringify(filter.values))}::jsonb`);
+  }
+  if (filter.status) out.push(`status = ${params.add(filter.status)}`);
+  if (filter.ids?.length) out.push(`thread_id = ANY(${params.add(filter.ids)}::uuid[])`);
+  return out;
+}
+
+export class ThreadStore {
+  constructor(private readonly pool: Pool) {}
+
+  /** Inserts a thread; undefined when the id is taken. */
+  async insert(
+    thread: { thread_id: string; metadata: Record<string, unknown>; ttl: Ttl | undefined },
+    db: Queryable = this.pool,
+  ): Promise<ThreadRow | undefined> {
+    const { rows } = await db.query<ThreadRow>(
+      `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at)
+       VALUES ($1, $2, '{}'::jsonb, $3, $4, CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8 * 60) END)
+       ON CONFLICT (thread_id) DO NOTHING
+       RETURNING *`,
+      [
+        thread.thread_id,
+        thread.metadata,
+        thread.ttl?.minutes ?? null,
+        thread.ttl?.strategy ?? null,
+      ],
+    );
+    return rows[0];
+  }
+
+  async get(threadId: string, db: Queryable = this.pool): Promise<ThreadRow | undefined> {
+    const { rows } = await db.query<ThreadRow>('SELECT * FROM threads WHERE thread_id = $1', [
+      threadId,
+    ]);
+    return rows[0];
+  }
+
+  async patch(
+    threadId: string,
+    patch: { metadata?: Record<string, unknown> | undefined; ttl?: Ttl | undefined },
+  ): Promise<ThreadRow | undefined> {
+    const params = new SqlParams();
+    const id = params.add(threadId);
+    const sets = ['updated_at = now()'];
+    if (patch.metadata)
+      sets.push(`metadata = metadata || ${params.add(JSON.stringify(patch.metadata))}::jsonb`);
+    if (patch.ttl) {
+      const minutes = params.add(patch.ttl.minutes);
+      sets.push(
+        `ttl_minutes = ${minutes}::float8`,
+        `ttl_strategy = ${params.add(patch.ttl.strategy)}`,
+      );
+      sets.push(`expires_at = now() + make_interval(secs => ${minutes}::float8 * 60)`);
+    }
+    const { rows } = await this.pool.query<ThreadRow>(
+      `UPDATE threads SET ${sets.join(', ')} WHERE thread_id = ${id} RETURNING *`,
+      params.values,
+    );
+    return rows[0];
+  }
+
+  /** Records the latest checkpoint's values after the state changed. */
+  async setState(
+    threadId: string,
+    state: { values: unknown; interrupts: Record<string, unknown> },
+    db: Queryable = this.pool,
+  ): Promise<void> {
+    await db.query(
+      `UPDATE threads SET "values" = $2, interrupts = $3, state_updated_at = now(), updated_at = now()
+       WHERE thread_id = $1`,
+      [threadId, JSON.stringify(state.values ?? null), state.interrupts],
+    );
+  }
+
+  async deleteMany(threadIds: string[], db: Queryable = this.pool): Promise<string[]> {
+    const { rows } = await db.query<{ thread_id: string }>(
+      'DELETE FROM threads WHERE thread_id = ANY($1::uuid[]) RETURNING thread_id',
+      [threadIds],
+    );
+    return rows.map((r) => r.thread_id);
+  }
+
+  async idsByMetadata(
+    metadata: Record<string, unknown>,
+    db: Queryable = this.pool,
+  ): Promise<string[]> {
+    const { rows } = await db.query<{ thread_id: string }>(
+      'SELECT thread_id FROM threads WHERE metadata @> $1::jsonb',
+      [JSON.stringify(metadata)],
+    );
+    return rows.map((r) => r.thread_id);
+  }
+
+  /** A copy with a new id; status starts idle, everything else as in the source. */
+  async copy(fromId: string, toId: string, db: PoolClient): Promise<ThreadRow | undefined> {
+    const { rows } = await db.query<ThreadRow>(
+      `INSERT INTO threads (thread_id, metadata, config, status, "values", interrupts, state_updated_at)
+       SELECT $2,
+              CASE WHEN metadata ? 'thread_id' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END,
+              config, 'idle', "values", interrupts, state_updated_at
+       FROM threads WHERE thread_id = $1
+       RETURNING *`,
+      [fromId, toId],
+    );
+    return rows[0];
+  }
+
+  async search(
+    filter: ThreadFilter & {
+      limit: number;
+      offset: number;
+      sortBy: string;
+      sortOrder: 'asc' | 'desc';
+      select?: readonly ThreadField[] | null | undefined;
+    },
+  ): Promise<{ rows: Partial<ThreadRow>[]; hasMore: boolean }> {
+    const params = new SqlParams();
+    const chosen = filter.select?.length ? filter.select : THREAD_FIELDS;
+    const order = `${quote(filter.sortBy)} ${filter.sortOrder}, thread_id ${filter.sortOrder}`;
+    // One extra row tells whether another page exists without counting every match.
+    const { rows } = await this.pool.query<Partial<ThreadRow>>(
+      `SELECT ${chosen.map(quote).join(', ')} FROM threads ${whereClause(conditions(filter, params))}
+       ORDER BY ${order} LIMIT ${params.add(filter.limit + 1)} OFFSET ${params.add(filter.offset)}`,
+      params.values,
+    );
+    return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+  }
+
+  async count(filter: ThreadFilter): Promise<number> {
+    const params = new SqlParams();
+    const { rows } = await this.pool.query<{ count: number }>(
+      `SELECT count(*) AS count FROM threads ${whereClause(conditions(filter, params))}`,
+      params.values,
+    );
+    return rows[0]?.count ?? 0;
+  }
+
+  /** Threads whose TTL has passed, oldest first, claimed so two replicas never sweep the same one. */
+  async claimExpired(
+    limit: number,
+    db: PoolClient,
+  ): Promise<{ thread_id: string; ttl_strategy: string | null }[]> {
+    const { rows } = await db.query<{ thread_id: string; ttl_strategy: string | null }>(
+      `SELECT thread_id, ttl_strategy FROM threads WHERE expires_at <= now()
+       ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    );
+    return rows;
+  }
+
+  async clearExpiry(threadIds: string[], db: PoolClient): Promise<void> {
+    await db.query('UPDATE threads SET expires_at = NULL WHERE thread_id = ANY($1::uuid[])', [
+      threadIds,
+    ]);
+  }
+}
