@@ -1,6 +1,11 @@
-// The official Postgres checkpointer, plus one addition: metadata the server wants recorded on a
-// checkpoint (graph_id, the writes of a state update, later run ids) rides in a private
-// configurable key, because LangGraph JS copies only `thread_id` from the config.
+// The official Postgres checkpointer with two changes:
+// - metadata the server wants recorded on a checkpoint (graph_id, the writes of a state update,
+//   later run ids) rides in a private configurable key, because LangGraph JS copies only
+//   `thread_id` from the config;
+// - channel versions are unique strings, not bare integers. Blobs are keyed by version, so with
+//   integers a fork from an older checkpoint reuses the other branch's blob (ON CONFLICT DO
+//   NOTHING) and the fork silently loses its update.
+import { randomBytes } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type {
   ChannelVersions,
@@ -11,7 +16,24 @@ import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 
 export const CHECKPOINT_METADATA_KEY = '__graphdock_checkpoint_metadata';
 
+/** `<zero-padded counter>.<random>`: ordered as strings, never equal across branches. */
+export function nextChannelVersion(current: string | number | undefined): string {
+  const counter =
+    current === undefined
+      ? 0
+      : typeof current === 'number'
+        ? current
+        : Number.parseInt(current.split('.')[0] ?? '0', 10);
+  return `${String(counter + 1).padStart(32, '0')}.${randomBytes(8).toString('hex')}`;
+}
+
 export class GraphdockCheckpointer extends PostgresSaver {
+  // The base class is typed for numeric versions; LangGraph compares versions generically
+  // (numbers numerically, strings lexically), so string versions are safe at runtime.
+  override getNextVersion(current: number | undefined): number {
+    return nextChannelVersion(current) as unknown as number;
+  }
+
   override put(
     config: RunnableConfig,
     checkpoint: Checkpoint,

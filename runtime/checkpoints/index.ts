@@ -1,2 +1,6 @@
-export { GraphdockCheckpointer, CHECKPOINT_METADATA_KEY } from './checkpointer.js';
+export {
+  GraphdockCheckpointer,
+  CHECKPOINT_METADATA_KEY,
+  nextChannelVersion,
+} from './checkpointer.js';
 export { CheckpointStore } from './store.js';

@@ -15,7 +15,7 @@ export class CheckpointStore {
   async copyThread(fromId: string, toId: string, db: PoolClient): Promise<void> {
     await db.query(
       `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-       SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+       SELECT $2::text, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
               CASE WHEN metadata ? 'thread_id' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END
        FROM checkpoints WHERE thread_id = $1`,
       [fromId, toId],

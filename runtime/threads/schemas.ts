@@ -116,8 +116,8 @@ export const StateUpdate = z.object({
 /** `before` arrives as a checkpoint id, a checkpoint, or a RunnableConfig depending on the SDK. */
 const BeforeSelector = z.union([
   z.string(),
-  CheckpointSelector,
   z.object({ configurable: CheckpointSelector }).transform((c) => c.configurable),
+  CheckpointSelector,
 ]);
 
 export const HistoryBody = z.object({

@@ -282,7 +282,14 @@ export class ThreadService {
     return this.snapshotBody(graph, snapshot, graphId);
   }
 
-  async updateState(threadId: string, body: StateUpdateBody): Promise<{ checkpoint: unknown }> {
+  /**
+   * The Python SDK reads `checkpoint`; the JS SDK's type is a RunnableConfig (`configurable`).
+   * Both are returned so either client sees the new checkpoint.
+   */
+  async updateState(
+    threadId: string,
+    body: StateUpdateBody,
+  ): Promise<{ checkpoint: unknown; configurable: unknown }> {
     const row = await this.getRow(threadId);
     if (row.status === 'busy') throw conflict('Thread is busy');
     const graphId = this.graphIdOf(row);
@@ -303,7 +310,8 @@ export class ThreadService {
       throw badRequest(`Could not update state: ${(err as Error).message}`);
     }
     await this.syncValues(threadId, graph);
-    return { checkpoint: checkpointRef(next) };
+    const checkpoint = checkpointRef(next);
+    return { checkpoint, configurable: checkpoint };
   }
 
   async history(threadId: string, options: HistoryOptions): Promise<ThreadStateBody[]> {

@@ -137,7 +137,7 @@ export class ThreadStore {
   async copy(fromId: string, toId: string, db: PoolClient): Promise<ThreadRow | undefined> {
     const { rows } = await db.query<ThreadRow>(
       `INSERT INTO threads (thread_id, metadata, config, status, "values", interrupts, state_updated_at)
-       SELECT $2,
+       SELECT $2::uuid,
               CASE WHEN metadata ? 'thread_id' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END,
               config, 'idle', "values", interrupts, state_updated_at
        FROM threads WHERE thread_id = $1

@@ -1,0 +1,389 @@
+// Threads and their state through the official JS SDK against a running server on PostgreSQL.
+import type { Message, ThreadState } from '@langchain/langgraph-sdk';
+import { describe, expect, it } from 'vitest';
+import { useRuntime } from '../support/fixture.js';
+
+const rt = useRuntime();
+
+type Values = { messages: Message[] };
+
+async function seededThread(metadata: Record<string, unknown> = {}) {
+  return rt.client.threads.create({
+    graphId: 'echo',
+    metadata,
+    supersteps: [
+      {
+        updates: [
+          { values: { messages: [{ role: 'user', content: 'hello' }] }, asNode: '__start__' },
+        ],
+      },
+      {
+        updates: [
+          { values: { messages: [{ role: 'assistant', content: 'echo: hello' }] }, asNode: 'echo' },
+        ],
+      },
+    ],
+  });
+}
+
+describe('thread create and read', () => {
+  it('creates an empty idle thread', async () => {
+    const thread = await rt.client.threads.create({ metadata: { user: 'u1' } });
+    expect(thread.status).toBe('idle');
+    expect(thread.metadata).toEqual({ user: 'u1' });
+    expect(thread.values).toEqual({});
+    expect(thread.thread_id).toMatch(/^[0-9a-f-]{36}$/);
+    const fetched = await rt.client.threads.get(thread.thread_id);
+    expect(fetched).toEqual(thread);
+  });
+
+  it('applies supersteps so values come back populated, messages in LangChain form', async () => {
+    const thread = await seededThread();
+    expect(thread.metadata).toEqual({ graph_id: 'echo' });
+    const messages = (thread.values as Values).messages;
+    expect(messages.map((m) => [m.type, m.content])).toEqual([
+      ['human', 'hello'],
+      ['ai', 'echo: hello'],
+    ]);
+    expect(messages[0]).toMatchObject({
+      additional_kwargs: {},
+      response_metadata: {},
+      name: null,
+      example: false,
+    });
+    expect(messages[0]?.id).toEqual(expect.any(String));
+    expect(messages[1]).toMatchObject({
+      tool_calls: [],
+      invalid_tool_calls: [],
+      usage_metadata: null,
+    });
+  });
+
+  it('honours thread_id and if_exists', async () => {
+    const id = crypto.randomUUID();
+    const first = await rt.client.threads.create({ threadId: id, metadata: { n: 1 } });
+    expect(first.thread_id).toBe(id);
+    await expect(rt.client.threads.create({ threadId: id })).rejects.toThrow(/409/);
+    const again = await rt.client.threads.create({
+      threadId: id,
+      ifExists: 'do_nothing',
+      metadata: { n: 2 },
+    });
+    expect(again.metadata).toEqual({ n: 1 });
+  });
+
+  it('updates metadata by merging and deletes threads with their checkpoints', async () => {
+    const thread = await seededThread({ a: 1 });
+    const updated = await rt.client.threads.update(thread.thread_id, { metadata: { b: 2 } });
+    expect(updated.metadata).toEqual({ graph_id: 'echo', a: 1, b: 2 });
+    await rt.client.threads.delete(thread.thread_id);
+    await expect(rt.client.threads.get(thread.thread_id)).rejects.toThrow(/404/);
+    const history = await rt.http(`/threads/${thread.thread_id}/history`, {
+      method: 'POST',
+      json: {},
+    });
+    expect(history.status).toBe(404);
+  });
+
+  it('records a TTL and reports it on request', async () => {
+    const thread = await rt.client.threads.create({ ttl: { ttl: 30, strategy: 'delete' } });
+    const res = await rt.http(`/threads/${thread.thread_id}?include=ttl`);
+    const body = (await res.json()) as {
+      ttl: { ttl: number; strategy: string; expires_at: string };
+    };
+    expect(body.ttl).toMatchObject({ ttl: 30, strategy: 'delete' });
+    const minutes = (new Date(body.ttl.expires_at).getTime() - Date.now()) / 60_000;
+    expect(minutes).toBeGreaterThan(29);
+    expect(minutes).toBeLessThanOrEqual(30);
+  });
+});
+
+describe('thread search, count and prune', () => {
+  it('filters by metadata, values, status and ids; sorts, pages and selects', async () => {
+    const tag = crypto.randomUUID();
+    const a = await rt.client.threads.create({ metadata: { tag, n: 1 } });
+    const b = await seededThread({ tag, n: 2 });
+    const c = await rt.client.threads.create({ metadata: { tag, n: 3 } });
+
+    const newest = await rt.client.threads.search({ metadata: { tag } });
+    expect(newest.map((t) => t.thread_id)).toEqual([c.thread_id, b.thread_id, a.thread_id]);
+    const oldest = await rt.client.threads.search({
+      metadata: { tag },
+      sortBy: 'created_at',
+      sortOrder: 'asc',
+      limit: 2,
+    });
+    expect(oldest.map((t) => t.thread_id)).toEqual([a.thread_id, b.thread_id]);
+    const page2 = await rt.client.threads.search({ metadata: { tag }, limit: 2, offset: 2 });
+    expect(page2.map((t) => t.thread_id)).toEqual([a.thread_id]);
+
+    const byValues = await rt.client.threads.search({
+      metadata: { tag },
+      values: { messages: [{ content: 'hello' }] },
+    });
+    expect(byValues.map((t) => t.thread_id)).toEqual([b.thread_id]);
+    const byIds = await rt.client.threads.search({ ids: [a.thread_id, c.thread_id] });
+    expect(byIds.map((t) => t.thread_id).sort()).toEqual([a.thread_id, c.thread_id].sort());
+    expect(await rt.client.threads.search({ metadata: { tag }, status: 'busy' })).toEqual([]);
+
+    const selected = await rt.client.threads.search({
+      metadata: { tag },
+      select: ['thread_id', 'status'],
+      limit: 1,
+    });
+    expect(selected).toEqual([{ thread_id: c.thread_id, status: 'idle' }]);
+
+    expect(await rt.client.threads.count({ metadata: { tag } })).toBe(3);
+    expect(await rt.client.threads.count({ metadata: { tag }, status: 'idle' })).toBe(3);
+
+    const more = await rt.http('/threads/search', {
+      method: 'POST',
+      json: { metadata: { tag }, limit: 2 },
+    });
+    expect(more.headers.get('x-pagination-next')).toBe('2');
+  });
+
+  it('prunes threads by deletion or down to the latest checkpoint', async () => {
+    const keep = await seededThread();
+    const drop = await rt.client.threads.create({});
+    const kept = await rt.http('/threads/prune', {
+      method: 'POST',
+      json: { thread_ids: [keep.thread_id], strategy: 'keep_latest' },
+    });
+    expect(await kept.json()).toEqual({ pruned_count: 1 });
+    const history = await rt.client.threads.getHistory(keep.thread_id);
+    expect(history).toHaveLength(1);
+    expect((history[0]?.values as Values).messages).toHaveLength(2);
+
+    const dropped = await rt.http('/threads/prune', {
+      method: 'POST',
+      json: { thread_ids: [drop.thread_id] },
+    });
+    expect(await dropped.json()).toEqual({ pruned_count: 1 });
+    await expect(rt.client.threads.get(drop.thread_id)).rejects.toThrow(/404/);
+  });
+});
+
+describe('thread state', () => {
+  it('returns a snapshot with every field of the spec', async () => {
+    const thread = await seededThread();
+    const state = await rt.client.threads.getState<Values>(thread.thread_id);
+    expect(state.values.messages.map((m) => m.content)).toEqual(['hello', 'echo: hello']);
+    expect(state.next).toEqual([]);
+    expect(state.tasks).toEqual([]);
+    expect(state.metadata).toMatchObject({
+      thread_id: thread.thread_id,
+      graph_id: 'echo',
+      source: 'update',
+      step: 1,
+      parents: {},
+      writes: { echo: { messages: [{ role: 'assistant', content: 'echo: hello' }] } },
+    });
+    expect(state.metadata?.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
+    expect(state.checkpoint).toMatchObject({ thread_id: thread.thread_id, checkpoint_ns: '' });
+    expect(state.parent_checkpoint).toMatchObject({
+      thread_id: thread.thread_id,
+      checkpoint_ns: '',
+    });
+    const raw = (await (await rt.http(`/threads/${thread.thread_id}/state`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(raw.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
+    expect(raw.parent_checkpoint_id).toBe(state.parent_checkpoint?.checkpoint_id);
+    expect(new Date(String(raw.created_at)).getTime()).toBeGreaterThan(0);
+  });
+
+  it('returns an empty state for a thread that has none', async () => {
+    const thread = await rt.client.threads.create({});
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(state.values).toEqual({});
+    expect(state.next).toEqual([]);
+  });
+
+  it('reads the state at a checkpoint, by id and by checkpoint object', async () => {
+    const thread = await seededThread();
+    const latest = await rt.client.threads.getState<Values>(thread.thread_id);
+    const parentId = latest.parent_checkpoint?.checkpoint_id ?? '';
+    const byId = await rt.client.threads.getState<Values>(thread.thread_id, parentId);
+    expect(byId.values.messages.map((m) => m.content)).toEqual(['hello']);
+    expect(byId.metadata?.step).toBe(0);
+    const byObject = await rt.client.threads.getState<Values>(thread.thread_id, {
+      checkpoint_id: parentId,
+      checkpoint_ns: '',
+    } as never);
+    expect(byObject.checkpoint.checkpoint_id).toBe(parentId);
+    const unknown = await rt.http(`/threads/${thread.thread_id}/state/${crypto.randomUUID()}`);
+    expect(unknown.status).toBe(404);
+  });
+
+  it('updates state as a node, and forks from an earlier checkpoint', async () => {
+    const thread = await seededThread();
+    const result = await rt.client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'user', content: 'more' }] },
+      asNode: 'echo',
+    });
+    const latest = await rt.client.threads.getState<Values>(thread.thread_id);
+    expect(result.configurable?.checkpoint_id).toBe(latest.checkpoint.checkpoint_id);
+    const raw = await rt.http(`/threads/${thread.thread_id}/state`, {
+      method: 'POST',
+      json: { values: { messages: [] }, as_node: 'echo' },
+    });
+    const body = (await raw.json()) as { checkpoint: { checkpoint_id: string; thread_id: string } };
+    expect(body.checkpoint.thread_id).toBe(thread.thread_id);
+    expect(body.checkpoint.checkpoint_id > String(latest.checkpoint.checkpoint_id)).toBe(true);
+    expect(latest.values.messages.map((m) => m.content)).toEqual(['hello', 'echo: hello', 'more']);
+    expect(latest.metadata?.writes).toEqual({
+      echo: { messages: [{ role: 'user', content: 'more' }] },
+    });
+    expect(
+      ((await rt.client.threads.get(thread.thread_id)).values as Values).messages,
+    ).toHaveLength(3);
+
+    // Fork from the first checkpoint. (A second update as the same node from one checkpoint
+    // reuses that node's recorded writes in LangGraph, so the fork enters as the input.)
+    const first = (await rt.client.threads.getHistory(thread.thread_id)).at(
+      -1,
+    ) as ThreadState<Values>;
+    await rt.client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'user', content: 'fork' }] },
+      asNode: '__start__',
+      checkpointId: first.checkpoint.checkpoint_id ?? undefined,
+    });
+    const forked = await rt.client.threads.getState<Values>(thread.thread_id);
+    expect(forked.values.messages.map((m) => m.content)).toEqual(['hello', 'fork']);
+    expect(forked.next).toEqual(['echo']);
+    expect(forked.parent_checkpoint?.checkpoint_id).toBe(first.checkpoint.checkpoint_id);
+  });
+
+  it('refuses state updates without a graph', async () => {
+    const thread = await rt.client.threads.create({});
+    const res = await rt.http(`/threads/${thread.thread_id}/state`, {
+      method: 'POST',
+      json: { values: {} },
+    });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('thread history and copy', () => {
+  it('lists snapshots newest first with limit, before and metadata filters', async () => {
+    const thread = await seededThread();
+    await rt.client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'user', content: 'x' }] },
+      asNode: 'echo',
+    });
+    const history = await rt.client.threads.getHistory<Values>(thread.thread_id);
+    expect(history.map((s) => s.metadata?.step)).toEqual([2, 1, 0]);
+    for (const s of history) expect(s.checkpoint.checkpoint_id).toEqual(expect.any(String));
+    expect(history[1]?.metadata?.writes).toEqual({
+      echo: { messages: [{ role: 'assistant', content: 'echo: hello' }] },
+    });
+
+    const limited = await rt.client.threads.getHistory(thread.thread_id, { limit: 1 });
+    expect(limited.map((s) => s.metadata?.step)).toEqual([2]);
+    const before = await rt.client.threads.getHistory(thread.thread_id, {
+      before: { configurable: { checkpoint_id: history[0]?.checkpoint.checkpoint_id } },
+    });
+    expect(before.map((s) => s.metadata?.step)).toEqual([1, 0]);
+    const filtered = await rt.client.threads.getHistory(thread.thread_id, {
+      metadata: { step: 1 },
+    });
+    expect(filtered.map((s) => s.metadata?.step)).toEqual([1]);
+
+    const viaGet = (await (
+      await rt.http(`/threads/${thread.thread_id}/history?limit=2`)
+    ).json()) as unknown[];
+    expect(viaGet).toHaveLength(2);
+  });
+
+  it('copies a thread into an independent one with the same history', async () => {
+    const source = await seededThread({ owner: 'x' });
+    const copy = await rt.client.threads.copy(source.thread_id);
+    expect(copy.thread_id).not.toBe(source.thread_id);
+    expect(copy.metadata).toEqual(source.metadata);
+    expect(copy.values).toEqual(source.values);
+    const sourceHistory = await rt.client.threads.getHistory(source.thread_id);
+    const copyHistory = await rt.client.threads.getHistory(copy.thread_id);
+    expect(copyHistory.map((s) => s.checkpoint.checkpoint_id)).toEqual(
+      sourceHistory.map((s) => s.checkpoint.checkpoint_id),
+    );
+    expect(copyHistory[0]?.checkpoint.thread_id).toBe(copy.thread_id);
+
+    await rt.client.threads.updateState(copy.thread_id, {
+      values: { messages: [{ role: 'user', content: 'only copy' }] },
+      asNode: 'echo',
+    });
+    expect(await rt.client.threads.getHistory(source.thread_id)).toHaveLength(sourceHistory.length);
+    expect(await rt.client.threads.getHistory(copy.thread_id)).toHaveLength(
+      sourceHistory.length + 1,
+    );
+    await rt.client.threads.delete(source.thread_id);
+    expect((await rt.client.threads.getState<Values>(copy.thread_id)).values.messages).toHaveLength(
+      3,
+    );
+  });
+});
+
+describe('thread errors', () => {
+  it('answers malformed ids with 422 and unknown ids with 404', async () => {
+    const malformed = await rt.http('/threads/123/state');
+    expect(malformed.status).toBe(422);
+    expect(await malformed.json()).toEqual({
+      detail: [
+        {
+          loc: ['path', 'thread_id'],
+          msg: 'Invalid thread ID: must be a UUID',
+          type: 'invalid_format',
+        },
+      ],
+    });
+    const id = crypto.randomUUID();
+    for (const [method, path] of [
+      ['GET', `/threads/${id}`],
+      ['GET', `/threads/${id}/state`],
+      ['PATCH', `/threads/${id}`],
+      ['DELETE', `/threads/${id}`],
+      ['POST', `/threads/${id}/copy`],
+    ] as const) {
+      const res = await rt.http(path, { method, ...(method === 'PATCH' ? { json: {} } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.json()).toEqual({ detail: `Thread with ID ${id} not found` });
+    }
+  });
+
+  it('rejects bad bodies with 422 and a loc for each problem', async () => {
+    const res = await rt.http('/threads/search', {
+      method: 'POST',
+      json: { status: 'sleeping', limit: 0 },
+    });
+    expect(res.status).toBe(422);
+    const { detail } = (await res.json()) as { detail: { loc: unknown[] }[] };
+    expect(detail.map((d) => d.loc)).toEqual(
+      expect.arrayContaining([
+        ['body', 'status'],
+        ['body', 'limit'],
+      ]),
+    );
+  });
+
+  it('refuses supersteps without a graph and leaves no thread behind', async () => {
+    const id = crypto.randomUUID();
+    const res = await rt.http('/threads', {
+      method: 'POST',
+      json: { thread_id: id, supersteps: [{ updates: [{ values: {}, as_node: '__start__' }] }] },
+    });
+    expect(res.status).toBe(400);
+    expect((await rt.http(`/threads/${id}`)).status).toBe(404);
+    const bad = await rt.http('/threads', {
+      method: 'POST',
+      json: {
+        thread_id: id,
+        metadata: { graph_id: 'echo' },
+        supersteps: [{ updates: [{ values: {}, as_node: 'nope' }] }],
+      },
+    });
+    expect(bad.status).toBe(400);
+    expect((await rt.http(`/threads/${id}`)).status).toBe(404);
+  });
+});
