@@ -1,0 +1,65 @@
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { describe, expect, it } from 'vitest';
+import { toJson } from '../../runtime/state/index.js';
+
+describe('toJson', () => {
+  it('turns messages into flat dicts with every field the official server emits', () => {
+    const human = toJson(new HumanMessage({ content: 'hi', id: 'h1' }));
+    expect(human).toEqual({
+      content: 'hi',
+      additional_kwargs: {},
+      response_metadata: {},
+      type: 'human',
+      name: null,
+      id: 'h1',
+      example: false,
+    });
+    const ai = toJson(
+      new AIMessage({
+        content: '',
+        id: 'a1',
+        tool_calls: [{ id: 'c1', name: 'add', args: { a: 1 }, type: 'tool_call' }],
+      }),
+    ) as Record<string, unknown>;
+    expect(ai).toMatchObject({ type: 'ai', usage_metadata: null, invalid_tool_calls: [] });
+    expect(ai.tool_calls).toEqual([{ id: 'c1', name: 'add', args: { a: 1 }, type: 'tool_call' }]);
+    expect(toJson(new ToolMessage({ content: '2', tool_call_id: 'c1' }))).toMatchObject({
+      type: 'tool',
+      tool_call_id: 'c1',
+    });
+    expect(toJson(new AIMessageChunk({ content: 'par' }))).toMatchObject({
+      type: 'AIMessageChunk',
+      content: 'par',
+    });
+  });
+
+  it('converts LangChain-serialised constructors found in checkpointed task results', () => {
+    const stored = JSON.parse(
+      JSON.stringify(new AIMessage({ content: 'from a task', id: 'x' })),
+    ) as unknown;
+    expect(toJson({ messages: [stored] })).toEqual({
+      messages: [
+        expect.objectContaining({
+          type: 'ai',
+          content: 'from a task',
+          id: 'x',
+          name: null,
+          example: false,
+        }),
+      ],
+    });
+  });
+
+  it('keeps plain JSON, drops undefined and functions, and writes dates as ISO strings', () => {
+    const when = new Date('2026-01-02T03:04:05.000Z');
+    expect(
+      toJson({ a: 1, b: [true, null, 'x'], c: undefined, d: () => 1, e: when, f: Number.NaN }),
+    ).toEqual({
+      a: 1,
+      b: [true, null, 'x'],
+      d: null,
+      e: '2026-01-02T03:04:05.000Z',
+      f: null,
+    });
+  });
+});
