@@ -155,7 +155,7 @@ describe('graph introspection', () => {
     expect(agent.graph_id).toBe('agent');
     expect(agent.state_schema).toMatchObject({
       type: 'object',
-      properties: { messages: expect.any(Object) },
+      properties: { messages: { langgraph_type: 'messages' } },
     });
     const interrupt = await rt.client.assistants.getSchemas('interrupt');
     expect(
