@@ -1,0 +1,165 @@
+// A closed-loop HTTP load generator: N workers, each sending its next request as soon as the
+// previous one has been answered. Latency goes into an HDR histogram; every response is checked.
+import http from 'node:http';
+import { createHistogram } from 'node:perf_hooks';
+
+export interface HttpResponse {
+  status: number;
+  body: string;
+}
+
+/** Keep-alive HTTP/1.1 client for one base URL, with at most `maxSockets` connections. */
+export class HttpClient {
+  private readonly agent: http.Agent;
+  private readonly host: string;
+  private readonly port: number;
+
+  constructor(baseUrl: string, maxSockets: number) {
+    const url = new URL(baseUrl);
+    this.host = url.hostname;
+    this.port = Number(url.port);
+    this.agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
+  }
+
+  request(method: string, path: string, body?: string): Promise<HttpResponse> {
+    return new Promise((resolve, reject) => {
+      const headers: http.OutgoingHttpHeaders =
+        body === undefined
+          ? {}
+          : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      const req = http.request(
+        { agent: this.agent, host: this.host, port: this.port, method, path, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', reject);
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+          );
+        },
+      );
+      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.request(
+      method,
+      path,
+      body === undefined ? undefined : JSON.stringify(body),
+    );
+    if (res.status < 200 || res.status >= 300) {
+      throw new Error(`${method} ${path} -> ${res.status}: ${res.body.slice(0, 500)}`);
+    }
+    return JSON.parse(res.body) as T;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  /** Returns a description of what is wrong with a 2xx answer, or undefined when it is right. */
+  check?: (body: string) => string | undefined;
+}
+
+export interface LoadOptions {
+  concurrency: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+export interface LoadResult {
+  /** Requests answered correctly during the measured window. */
+  ok: number;
+  errors: number;
+  firstError?: string;
+  elapsedMs: number;
+  opsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  meanMs: number;
+  maxMs: number;
+  /** CPU used by this (load generator) process, in percent of one core. */
+  generatorCpuPct: number;
+}
+
+/**
+ * Runs a warm-up window (not recorded) and then a measured window of `durationMs`.
+ * `next(worker)` builds the next request for a worker.
+ */
+export async function runLoad(
+  client: HttpClient,
+  next: (worker: number) => RequestSpec,
+  options: LoadOptions,
+): Promise<LoadResult> {
+  if (options.warmupMs > 0) await loop(client, next, options.concurrency, options.warmupMs, false);
+  return loop(client, next, options.concurrency, options.durationMs, true);
+}
+
+async function loop(
+  client: HttpClient,
+  next: (worker: number) => RequestSpec,
+  concurrency: number,
+  durationMs: number,
+  record: boolean,
+): Promise<LoadResult> {
+  const histogram = createHistogram();
+  let ok = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  const fail = (message: string) => {
+    errors++;
+    firstError ??= message;
+  };
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  const deadline = start + durationMs;
+
+  const worker = async (index: number) => {
+    while (performance.now() < deadline) {
+      const spec = next(index);
+      const sent = process.hrtime.bigint();
+      try {
+        const res = await client.request(spec.method, spec.path, spec.body);
+        const took = process.hrtime.bigint() - sent;
+        if (res.status < 200 || res.status >= 300) {
+          fail(`${spec.method} ${spec.path} -> ${res.status}: ${res.body.slice(0, 300)}`);
+          continue;
+        }
+        const problem = spec.check?.(res.body);
+        if (problem !== undefined) {
+          fail(`${spec.method} ${spec.path}: ${problem}`);
+          continue;
+        }
+        ok++;
+        if (record) histogram.record(took > 0n ? took : 1n);
+      } catch (err) {
+        fail(`${spec.method} ${spec.path}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => worker(i)));
+
+  const elapsedMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpuBefore);
+  const ns = (value: number) => (histogram.count > 0 ? value / 1e6 : 0);
+  return {
+    ok,
+    errors,
+    ...(firstError === undefined ? {} : { firstError }),
+    elapsedMs: Math.round(elapsedMs),
+    opsPerSec: ok / (elapsedMs / 1000),
+    p50Ms: ns(histogram.percentile(50)),
+    p99Ms: ns(histogram.percentile(99)),
+    meanMs: ns(histogram.mean),
+    maxMs: ns(histogram.max),
+    generatorCpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100,
+  };
+}

@@ -1,0 +1,195 @@
+// HTTP benchmark: graphdock against the official in-memory `@langchain/langgraph-api` server, on
+// the example graphs, with a closed-loop client. One server runs at a time so that they do not
+// compete for the CPU; the load generator shares the machine with whichever server is running.
+//
+//   npm run bench -- [--duration 10] [--warmup 2] [--concurrency 16] [--threads 100000]
+//                    [--state-threads 1000] [--seed-concurrency 64]
+//                    [--state-seed supersteps|update] [--only baseline|graphdock]
+//
+// Every flag can also be given as an environment variable: BENCH_DURATION, BENCH_WARMUP, ...
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { markdownReport, writeJsonReport } from './report.js';
+import { runScenario, type ScenarioOptions, type ServerRun, type StateSeed } from './scenario.js';
+import {
+  REPO_ROOT,
+  graphdockAvailable,
+  startBaseline,
+  startGraphdock,
+  type RunningServer,
+  type ServerName,
+} from './servers.js';
+
+const FLAGS = {
+  duration: { type: 'string', default: '10' },
+  warmup: { type: 'string', default: '2' },
+  concurrency: { type: 'string', default: '16' },
+  threads: { type: 'string', default: '100000' },
+  'small-threads': { type: 'string', default: '1000' },
+  'state-threads': { type: 'string', default: '1000' },
+  'seed-concurrency': { type: 'string', default: '64' },
+  'state-seed': { type: 'string', default: 'supersteps' },
+  only: { type: 'string' },
+} as const;
+
+function readOptions() {
+  const { values } = parseArgs({ options: FLAGS, strict: true });
+  const get = (name: keyof typeof FLAGS): string | undefined => {
+    const env = process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
+    const flag = values[name];
+    // An explicit flag wins over the environment, which wins over the default.
+    return process.argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`))
+      ? flag
+      : (env ?? flag);
+  };
+  const positive = (name: keyof typeof FLAGS): number => {
+    const value = Number(get(name));
+    if (!Number.isFinite(value) || value <= 0)
+      throw new Error(`--${name} must be a positive number`);
+    return value;
+  };
+  const stateSeed = get('state-seed');
+  if (stateSeed !== 'supersteps' && stateSeed !== 'update') {
+    throw new Error('--state-seed must be supersteps or update');
+  }
+  const only = get('only');
+  if (only !== undefined && only !== 'baseline' && only !== 'graphdock') {
+    throw new Error('--only must be baseline or graphdock');
+  }
+  const scenario: ScenarioOptions = {
+    durationMs: positive('duration') * 1000,
+    warmupMs: Number(get('warmup') ?? 0) * 1000,
+    concurrency: Math.floor(positive('concurrency')),
+    threads: Math.floor(positive('threads')),
+    smallThreads: Math.floor(positive('small-threads')),
+    stateThreads: Math.floor(positive('state-threads')),
+    seedConcurrency: Math.floor(positive('seed-concurrency')),
+    stateSeed: stateSeed satisfies StateSeed,
+  };
+  return { scenario, only };
+}
+
+function environment() {
+  const cpuList = cpus();
+  return {
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    cpus: cpuList.length,
+    cpuModel: cpuList[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    /** 1, 5 and 15 minute load averages when the run started: other work skews the figures. */
+    loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+    note:
+      `${cpuList.length} CPU cores shared by the server under test, PostgreSQL (graphdock only) and ` +
+      'the load generator; the servers run one after the other, never together.',
+  };
+}
+
+let active: RunningServer | undefined;
+
+async function benchServer(
+  name: ServerName,
+  start: () => Promise<RunningServer>,
+  options: ScenarioOptions,
+  runs: ServerRun[],
+): Promise<void> {
+  console.log(`\n## ${name}: starting ...`);
+  const server = await start();
+  active = server;
+  console.log(`  ${server.description} at ${server.url}`);
+  const run: ServerRun = {
+    server: name,
+    description: server.description,
+    seeding: [],
+    measurements: [],
+  };
+  runs.push(run);
+  try {
+    await runScenario(server, options, run);
+  } catch (err) {
+    console.error(`  server output (tail):\n${server.output().slice(-3000)}`);
+    throw err;
+  } finally {
+    active = undefined;
+    await server.stop();
+  }
+}
+
+async function main(): Promise<number> {
+  const startedAt = new Date().toISOString();
+  const { scenario, only } = readOptions();
+  const env = environment();
+  console.log(`# Graphdock HTTP benchmark`);
+  const [load1 = 0] = env.loadAverageAtStart;
+  if (load1 > 0.5) {
+    console.log(
+      `WARNING: load average is ${load1} before the run; other work will skew the figures.`,
+    );
+  }
+  console.log(
+    `${scenario.concurrency} clients, ${scenario.warmupMs / 1000} s warm-up + ` +
+      `${scenario.durationMs / 1000} s per operation, ${scenario.threads} threads; ${env.note}`,
+  );
+
+  const runs: ServerRun[] = [];
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const targets: [ServerName, () => Promise<RunningServer>][] = [
+    ['baseline', startBaseline],
+    ['graphdock', startGraphdock],
+  ];
+  for (const [name, start] of targets) {
+    if (only !== undefined && only !== name) continue;
+    if (name === 'graphdock' && !graphdockAvailable()) {
+      notes.push('graphdock was not measured: bin/graphdock.mjs does not exist yet');
+      continue;
+    }
+    try {
+      await benchServer(name, start, scenario, runs);
+    } catch (err) {
+      problems.push(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      console.error(`  ${name} failed:`, err);
+    }
+  }
+
+  console.log(`\n## Results\n`);
+  console.log(
+    `${env.cpus} x ${env.cpuModel}, ${env.memoryGiB} GiB, Node ${env.node}. ` +
+      `${scenario.concurrency} concurrent clients (closed loop, keep-alive), ` +
+      `${scenario.durationMs / 1000} s per operation after ${scenario.warmupMs / 1000} s warm-up. ` +
+      `${env.note} Load average at start: ${env.loadAverageAtStart.join(' ')}.\n`,
+  );
+  console.log(markdownReport(runs, scenario.threads));
+  for (const line of [...notes, ...problems]) console.log(`\n**${line}**`);
+
+  const file = writeJsonReport(join(REPO_ROOT, 'bench', 'results'), {
+    startedAt,
+    options: scenario,
+    environment: env,
+    runs,
+    problems,
+    notes,
+  });
+  console.log(`\nJSON: ${file}`);
+  const failedRequests = runs.some((r) => r.measurements.some((m) => m.result.errors > 0));
+  return problems.length > 0 || failedRequests ? 1 : 0;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the server under test ...`);
+    void (active?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  async (err: unknown) => {
+    console.error(err);
+    await active?.stop();
+    process.exitCode = 1;
+  },
+);

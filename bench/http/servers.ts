@@ -1,0 +1,192 @@
+// Starts the two servers under test on loopback ports and stops them again, leaving nothing behind:
+// (a) the official in-memory `@langchain/langgraph-api` server from bench/baseline, and
+// (b) `graphdock runtime` on a fresh, durable (fsync on, synchronous_commit on) PostgreSQL.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { freePort, startPostgresServer } from '../../common/db/index.js';
+
+export const REPO_ROOT = join(import.meta.dirname, '..', '..');
+export const EXAMPLES_CONFIG = join(REPO_ROOT, 'examples', 'langgraph.json');
+const BASELINE_DIR = join(REPO_ROOT, 'bench', 'baseline');
+const GRAPHDOCK_BIN = join(REPO_ROOT, 'bin', 'graphdock.mjs');
+
+export type ServerName = 'baseline' | 'graphdock';
+
+export interface RunningServer {
+  name: ServerName;
+  url: string;
+  /** Short description of what runs, for the report. */
+  description: string;
+  /** The tail of the server's stdout and stderr. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Installs bench/baseline from its lock file on first use. */
+export function ensureBaselineInstalled(): void {
+  if (existsSync(join(BASELINE_DIR, 'node_modules'))) return;
+  console.log('Installing bench/baseline (npm ci) ...');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['ci', '--prefix', BASELINE_DIR, '--no-audit', '--no-fund'], {
+    stdio: 'inherit',
+  });
+  if (result.status !== 0)
+    throw new Error(`npm ci --prefix bench/baseline failed (${result.status})`);
+}
+
+export function graphdockAvailable(): boolean {
+  return existsSync(GRAPHDOCK_BIN);
+}
+
+type GraphSpec = string | { path: string; description?: string };
+
+/** The example graphs, with file paths rewritten relative to `cwd` (how the baseline wants them). */
+function graphsRelativeTo(cwd: string): Record<string, GraphSpec> {
+  const config = JSON.parse(readFileSync(EXAMPLES_CONFIG, 'utf8')) as {
+    graphs: Record<string, GraphSpec>;
+  };
+  const configDir = dirname(EXAMPLES_CONFIG);
+  const rebase = (spec: string) => {
+    const [file = '', symbol] = spec.split(':', 2);
+    const rel = relative(cwd, resolve(configDir, file));
+    return symbol === undefined ? rel : `${rel}:${symbol}`;
+  };
+  return Object.fromEntries(
+    Object.entries(config.graphs).map(([id, spec]) => [
+      id,
+      typeof spec === 'string' ? rebase(spec) : { ...spec, path: rebase(spec.path) },
+    ]),
+  );
+}
+
+export async function startBaseline(): Promise<RunningServer> {
+  ensureBaselineInstalled();
+  const cwd = mkdtempSync(join(tmpdir(), 'graphdock-bench-baseline-'));
+  const port = await freePort();
+  const options = {
+    port,
+    nWorkers: 1,
+    host: '127.0.0.1',
+    cwd,
+    graphs: graphsRelativeTo(cwd),
+  };
+  const modules = join(BASELINE_DIR, 'node_modules');
+  // The same loaders `langgraphjs dev` uses (tsx + the package's preload hook), without `watch`.
+  const args = [
+    '--import',
+    pathToFileURL(join(modules, 'tsx', 'dist', 'loader.mjs')).href,
+    '--import',
+    pathToFileURL(join(modules, '@langchain', 'langgraph-api', 'dist', 'preload.mjs')).href,
+    join(BASELINE_DIR, 'start.ts'),
+    JSON.stringify(options),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const log = captureOutput(child);
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    await stopChild(child);
+    rmSync(cwd, { recursive: true, force: true });
+  };
+  try {
+    await waitForOk(url, child, log);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    name: 'baseline',
+    url,
+    description: '@langchain/langgraph-api 2.0.0 in-memory server (1 queue worker), LOG_LEVEL=warn',
+    output: log,
+    stop,
+  };
+}
+
+export async function startGraphdock(): Promise<RunningServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'graphdock-bench-'));
+  const cleanups: (() => Promise<void>)[] = [
+    () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
+  ];
+  const stop = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+  try {
+    // Durable settings: fsync, synchronous_commit and full_page_writes stay at their defaults (on).
+    const pg = await startPostgresServer({ dataDir: join(dir, 'pg'), ephemeral: false });
+    cleanups.push(() => pg.stop());
+    const port = await freePort();
+    const args = [
+      GRAPHDOCK_BIN,
+      'runtime',
+      '--config',
+      EXAMPLES_CONFIG,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ];
+    const child = spawn(process.execPath, args, {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATABASE_URL: pg.url, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => stopChild(child));
+    const url = `http://127.0.0.1:${port}`;
+    const log = captureOutput(child);
+    await waitForOk(url, child, log);
+    return {
+      name: 'graphdock',
+      url,
+      description:
+        'graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn',
+      output: log,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function captureOutput(child: ChildProcess): () => string {
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  return () => output;
+}
+
+async function waitForOk(url: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`server at ${url} exited (${child.exitCode ?? child.signalCode}):\n${log()}`);
+    }
+    try {
+      const res = await fetch(`${url}/ok`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`server at ${url} did not answer /ok within 120 s:\n${log()}`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
