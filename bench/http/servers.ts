@@ -25,16 +25,27 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Installs bench/baseline from its lock file on first use. */
+/**
+ * Installs bench/baseline from its lock file on first use. `npm ci` refuses the lock when it names
+ * optional platform packages that the registry did not serve when the lock was written (e.g.
+ * `@tailwindcss/oxide-*`, pulled in by @langchain/langgraph-ui); `npm install --no-save` then
+ * installs the same locked versions without rewriting the lock.
+ */
 export function ensureBaselineInstalled(): void {
   if (existsSync(join(BASELINE_DIR, 'node_modules'))) return;
-  console.log('Installing bench/baseline (npm ci) ...');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const result = spawnSync(npm, ['ci', '--prefix', BASELINE_DIR, '--no-audit', '--no-fund'], {
-    stdio: 'inherit',
-  });
-  if (result.status !== 0)
-    throw new Error(`npm ci --prefix bench/baseline failed (${result.status})`);
+  const npmIn = (args: string[], stdio: 'pipe' | 'inherit') =>
+    spawnSync(npm, [...args, '--prefix', BASELINE_DIR, '--no-audit', '--no-fund'], { stdio });
+  console.log('Installing bench/baseline (npm ci) ...');
+  const ci = npmIn(['ci'], 'pipe');
+  if (ci.status === 0) return;
+  console.log(
+    `npm ci failed, installing the locked versions with npm install --no-save:\n${ci.stderr.toString()}`,
+  );
+  const install = npmIn(['install', '--no-save'], 'inherit');
+  if (install.status !== 0) {
+    throw new Error(`npm install --prefix bench/baseline failed (${install.status})`);
+  }
 }
 
 export function graphdockAvailable(): boolean {
