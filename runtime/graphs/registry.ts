@@ -1,5 +1,6 @@
 // Loads the graphs named in `langgraph.json` and hands out compiled graphs bound to the
 // process's checkpointer.
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -100,6 +101,8 @@ async function loadEntry(base: ReturnType<typeof parseSpec>): Promise<GraphEntry
 }
 
 export class GraphRegistry {
+  private readonly fingerprints = new Map<string, Promise<string>>();
+
   private constructor(
     private readonly entries: Map<string, GraphEntry>,
     private readonly checkpointer: BaseCheckpointSaver | undefined,
@@ -126,6 +129,23 @@ export class GraphRegistry {
 
   entry(graphId: string): GraphEntry | undefined {
     return this.entries.get(graphId);
+  }
+
+  /**
+   * A digest of the graph's structure (nodes and edges). Derived data such as a cached state
+   * snapshot's `next` and `tasks` depends on it, so caches key on it and a redeploy with a
+   * changed graph misses them.
+   */
+  fingerprint(graphId: string): Promise<string> {
+    let digest = this.fingerprints.get(graphId);
+    if (!digest) {
+      digest = this.get(graphId).then(async (graph) => {
+        const drawing = graph ? (await graph.getGraphAsync({})).toJSON() : null;
+        return createHash('sha256').update(JSON.stringify(drawing)).digest('hex').slice(0, 16);
+      });
+      this.fingerprints.set(graphId, digest);
+    }
+    return digest;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 const JsonObject = z.record(z.string(), z.unknown());
+const ThreadId = z.uuid().transform((id) => id.toLowerCase());
 
 export const THREAD_STATUSES = ['idle', 'busy', 'interrupted', 'error'] as const;
 export const THREAD_FIELDS = [
@@ -38,8 +39,11 @@ export const Thread = z
   })
   .meta({ id: 'Thread' });
 
+// Lower-cased so that one thread never has checkpoints under two spellings of its id.
 export const ThreadIdParams = z.object({
-  thread_id: z.uuid({ message: 'Invalid thread ID: must be a UUID' }),
+  thread_id: z
+    .uuid({ message: 'Invalid thread ID: must be a UUID' })
+    .transform((id) => id.toLowerCase()),
 });
 export const CheckpointParams = ThreadIdParams.extend({ checkpoint_id: z.string().min(1) });
 
@@ -65,7 +69,7 @@ export const Superstep = z.object({
 });
 
 export const ThreadCreate = z.object({
-  thread_id: z.uuid().nullish(),
+  thread_id: ThreadId.nullish(),
   metadata: JsonObject.nullish(),
   if_exists: z.enum(['raise', 'do_nothing']).nullish(),
   ttl: Ttl.nullish(),
@@ -77,7 +81,7 @@ export const ThreadPatch = z.object({ metadata: JsonObject.nullish(), ttl: Ttl.n
 export const ThreadSearch = z.object({
   metadata: JsonObject.nullish(),
   values: JsonObject.nullish(),
-  ids: z.array(z.uuid()).nullish(),
+  ids: z.array(ThreadId).nullish(),
   status: z.enum(THREAD_STATUSES).nullish(),
   limit: z.number().int().min(1).max(1000).nullish(),
   offset: z.number().int().min(0).nullish(),
@@ -137,7 +141,7 @@ export const ThreadGetQuery = z.object({
 });
 
 export const PruneBody = z.object({
-  thread_ids: z.array(z.uuid()),
+  thread_ids: z.array(ThreadId),
   strategy: z.enum(['delete', 'keep_latest']).default('delete'),
 });
 

@@ -122,18 +122,53 @@ export class ThreadService {
         { updates: step.updates.map((u) => ({ values: u.values, asNode: u.as_node })) },
       ]);
     }
-    await this.syncValues(threadId, graph);
+    await this.syncValues(threadId, graph, graphId);
   }
 
-  /** Copies the latest checkpoint's values onto the thread row (for reads and search). */
-  private async syncValues(threadId: string, graph: AnyGraph): Promise<void> {
+  /**
+   * Copies the latest checkpoint's values onto the thread row (for reads and search), with the
+   * full state as the cache for state reads.
+   */
+  private async syncValues(threadId: string, graph: AnyGraph, graphId: string): Promise<void> {
+    // The key is read before the state: if another write lands in between, the cache is keyed
+    // older than what it holds and the next read recomputes; it is never keyed newer.
+    const stateKey = await this.deps.store.latestStateKey(threadId);
     const latest = await graph.getState({
       configurable: { thread_id: threadId, checkpoint_ns: '' },
     });
+    const body = latest.createdAt ? await this.snapshotBody(graph, latest, graphId) : undefined;
     await this.deps.store.setState(threadId, {
       values: toJson(latest.values ?? {}),
       interrupts: interruptsOf(latest),
+      cache: body ? await this.cacheEntry(graphId, stateKey, body) : undefined,
     });
+  }
+
+  /** A cache entry for `body` when it is the state `stateKey` names, else nothing. */
+  private async cacheEntry(graphId: string, stateKey: string | null, body: ThreadStateBody) {
+    if (!stateKey || stateKey.split(':')[0] !== body.checkpoint_id) return undefined;
+    return { key: `${await this.deps.graphs.fingerprint(graphId)}|${stateKey}`, body };
+  }
+
+  /** The latest state, served from the thread row when its cache key still matches. */
+  private async latestState(threadId: string): Promise<ThreadStateBody> {
+    const found = await this.deps.store.getWithStateCache(threadId);
+    if (!found) throw notFound(`Thread with ID ${threadId} not found`);
+    const graphId = this.graphIdOf(found.row);
+    if (!graphId || !found.stateKey) return emptyThreadState();
+    // A running graph writes pending writes that the key may not see; busy threads skip the cache.
+    const cacheable = found.row.status !== 'busy';
+    const key = `${await this.deps.graphs.fingerprint(graphId)}|${found.stateKey}`;
+    if (cacheable && found.cacheKey === key) return found.cache as ThreadStateBody;
+    const graph = await this.requireGraph(graphId);
+    const snapshot = await graph.getState({
+      configurable: { thread_id: threadId, checkpoint_ns: '' },
+    });
+    if (!snapshot.createdAt) return emptyThreadState();
+    const body = await this.snapshotBody(graph, snapshot, graphId);
+    const entry = cacheable ? await this.cacheEntry(graphId, found.stateKey, body) : undefined;
+    if (entry) await this.deps.store.saveStateCache(threadId, entry.key, entry.body);
+    return body;
   }
 
   async getRow(threadId: string): Promise<ThreadRow> {
@@ -212,6 +247,8 @@ export class ThreadService {
       );
       const ids = rows.map((r) => r.thread_id);
       await this.deps.checkpoints.keepLatest(ids, db);
+      // The cached state names a parent checkpoint that no longer exists.
+      await this.deps.store.clearStateCache(ids, db);
       return ids.length;
     });
     return { pruned_count: pruned };
@@ -230,6 +267,7 @@ export class ThreadService {
       await this.deps.store.deleteMany(toDelete, db);
       await this.deps.checkpoints.deleteThreads(toDelete, db);
       await this.deps.checkpoints.keepLatest(toPrune, db);
+      await this.deps.store.clearStateCache(toPrune, db);
       await this.deps.store.clearExpiry(toPrune, db);
       return expired.length;
     });
@@ -266,6 +304,7 @@ export class ThreadService {
     threadId: string,
     options: { subgraphs?: boolean; checkpoint?: CheckpointSelectorBody | undefined } = {},
   ): Promise<ThreadStateBody> {
+    if (!options.checkpoint && !options.subgraphs) return this.latestState(threadId);
     const row = await this.getRow(threadId);
     const graphId = this.graphIdOf(row);
     if (!graphId) {
@@ -309,7 +348,7 @@ export class ThreadService {
     } catch (err) {
       throw badRequest(`Could not update state: ${(err as Error).message}`);
     }
-    await this.syncValues(threadId, graph);
+    await this.syncValues(threadId, graph, graphId);
     const checkpoint = checkpointRef(next);
     return { checkpoint, configurable: checkpoint };
   }

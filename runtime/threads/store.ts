@@ -34,6 +34,24 @@ type Queryable = Pool | PoolClient;
 
 const quote = (field: string) => (field === 'values' ? '"values"' : field);
 
+/** Every column but the state cache, which only the state read path wants. */
+const COLUMNS =
+  'thread_id, created_at, updated_at, state_updated_at, metadata, config, status, "values", interrupts, error, ttl_minutes, ttl_strategy, expires_at';
+
+/** The thread's latest root checkpoint id and how many pending writes it has, as `id:count`. */
+const LATEST_STATE_KEY = `(SELECT c.checkpoint_id || ':' || (SELECT count(*) FROM checkpoint_writes w
+     WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = c.checkpoint_id)
+   FROM checkpoints c WHERE c.thread_id = t.thread_id::text AND c.checkpoint_ns = ''
+   ORDER BY c.checkpoint_id DESC LIMIT 1)`;
+
+export interface ThreadWithStateCache {
+  row: ThreadRow;
+  /** Key of the current latest checkpoint; null when the thread has none. */
+  stateKey: string | null;
+  cache: unknown;
+  cacheKey: string | null;
+}
+
 function conditions(filter: ThreadFilter, params: SqlParams): string[] {
   const out: string[] = [];
   if (filter.metadata && Object.keys(filter.metadata).length) {
@@ -59,7 +77,7 @@ export class ThreadStore {
       `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at)
        VALUES ($1, $2, '{}'::jsonb, $3, $4, CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8 * 60) END)
        ON CONFLICT (thread_id) DO NOTHING
-       RETURNING *`,
+       RETURNING ${COLUMNS}`,
       [
         thread.thread_id,
         thread.metadata,
@@ -71,10 +89,50 @@ export class ThreadStore {
   }
 
   async get(threadId: string, db: Queryable = this.pool): Promise<ThreadRow | undefined> {
-    const { rows } = await db.query<ThreadRow>('SELECT * FROM threads WHERE thread_id = $1', [
-      threadId,
-    ]);
+    const { rows } = await db.query<ThreadRow>({
+      name: 'threads.get',
+      text: `SELECT ${COLUMNS} FROM threads WHERE thread_id = $1`,
+      values: [threadId],
+    });
     return rows[0];
+  }
+
+  async getWithStateCache(threadId: string): Promise<ThreadWithStateCache | undefined> {
+    const { rows } = await this.pool.query<
+      ThreadRow & { state_key: string | null; state_cache: unknown; state_cache_key: string | null }
+    >({
+      name: 'threads.get-with-state-cache',
+      text: `SELECT ${COLUMNS}, state_cache, state_cache_key, ${LATEST_STATE_KEY} AS state_key
+             FROM threads t WHERE thread_id = $1`,
+      values: [threadId],
+    });
+    const found = rows[0];
+    if (!found) return undefined;
+    const { state_key, state_cache, state_cache_key, ...row } = found;
+    return { row, stateKey: state_key, cache: state_cache, cacheKey: state_cache_key };
+  }
+
+  async latestStateKey(threadId: string): Promise<string | null> {
+    const { rows } = await this.pool.query<{ key: string | null }>(
+      `SELECT ${LATEST_STATE_KEY} AS key FROM threads t WHERE thread_id = $1`,
+      [threadId],
+    );
+    return rows[0]?.key ?? null;
+  }
+
+  async saveStateCache(threadId: string, key: string, state: unknown): Promise<void> {
+    await this.pool.query(
+      'UPDATE threads SET state_cache = $2, state_cache_key = $3 WHERE thread_id = $1',
+      [threadId, JSON.stringify(state), key],
+    );
+  }
+
+  async clearStateCache(threadIds: string[], db: Queryable = this.pool): Promise<void> {
+    if (!threadIds.length) return;
+    await db.query(
+      'UPDATE threads SET state_cache = NULL, state_cache_key = NULL WHERE thread_id = ANY($1::uuid[])',
+      [threadIds],
+    );
   }
 
   async patch(
@@ -95,22 +153,34 @@ export class ThreadStore {
       sets.push(`expires_at = now() + make_interval(secs => ${minutes}::float8 * 60)`);
     }
     const { rows } = await this.pool.query<ThreadRow>(
-      `UPDATE threads SET ${sets.join(', ')} WHERE thread_id = ${id} RETURNING *`,
+      `UPDATE threads SET ${sets.join(', ')} WHERE thread_id = ${id} RETURNING ${COLUMNS}`,
       params.values,
     );
     return rows[0];
   }
 
   /** Records the latest checkpoint's values after the state changed. */
+  /** Records the latest checkpoint's values (and, when given, its cached full state). */
   async setState(
     threadId: string,
-    state: { values: unknown; interrupts: Record<string, unknown> },
+    state: {
+      values: unknown;
+      interrupts: Record<string, unknown>;
+      cache?: { key: string; body: unknown } | undefined;
+    },
     db: Queryable = this.pool,
   ): Promise<void> {
     await db.query(
-      `UPDATE threads SET "values" = $2, interrupts = $3, state_updated_at = now(), updated_at = now()
+      `UPDATE threads SET "values" = $2, interrupts = $3, state_cache = $4, state_cache_key = $5,
+         state_updated_at = now(), updated_at = now()
        WHERE thread_id = $1`,
-      [threadId, JSON.stringify(state.values ?? null), state.interrupts],
+      [
+        threadId,
+        JSON.stringify(state.values ?? null),
+        state.interrupts,
+        state.cache ? JSON.stringify(state.cache.body) : null,
+        state.cache?.key ?? null,
+      ],
     );
   }
 
@@ -141,7 +211,7 @@ export class ThreadStore {
               CASE WHEN metadata ? 'thread_id' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END,
               config, 'idle', "values", interrupts, state_updated_at
        FROM threads WHERE thread_id = $1
-       RETURNING *`,
+       RETURNING ${COLUMNS}`,
       [fromId, toId],
     );
     return rows[0];
