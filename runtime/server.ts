@@ -15,7 +15,7 @@ import { ThreadService, ThreadStore } from './threads/index.js';
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 const TTL_SWEEP_INTERVAL_MS = 60_000;
-const GRAPHDOCK_VERSION = (require('../package.json') as { version: string }).version;
+export const GRAPHDOCK_VERSION = (require('../package.json') as { version: string }).version;
 
 export interface RuntimeOptions {
   configPath: string;

@@ -2,7 +2,7 @@
 // the example graphs, with a closed-loop client. One server runs at a time so that they do not
 // compete for the CPU; the load generator shares the machine with whichever server is running.
 //
-//   npm run bench -- [--duration 10] [--warmup 2] [--concurrency 16] [--threads 100000]
+//   npm run bench -- [--duration 5] [--repeats 3] [--warmup 2] [--concurrency 16] [--threads 100000]
 //                    [--state-threads 1000] [--seed-concurrency 64]
 //                    [--state-seed supersteps|update] [--only baseline|graphdock]
 //
@@ -22,7 +22,8 @@ import {
 } from './servers.js';
 
 const FLAGS = {
-  duration: { type: 'string', default: '10' },
+  duration: { type: 'string', default: '5' },
+  repeats: { type: 'string', default: '3' },
   warmup: { type: 'string', default: '2' },
   concurrency: { type: 'string', default: '16' },
   threads: { type: 'string', default: '100000' },
@@ -59,6 +60,7 @@ function readOptions() {
   }
   const scenario: ScenarioOptions = {
     durationMs: positive('duration') * 1000,
+    repeats: Math.floor(positive('repeats')),
     warmupMs: Number(get('warmup') ?? 0) * 1000,
     concurrency: Math.floor(positive('concurrency')),
     threads: Math.floor(positive('threads')),
@@ -129,7 +131,7 @@ async function main(): Promise<number> {
   }
   console.log(
     `${scenario.concurrency} clients, ${scenario.warmupMs / 1000} s warm-up + ` +
-      `${scenario.durationMs / 1000} s per operation, ${scenario.threads} threads; ${env.note}`,
+      `${scenario.repeats} x ${scenario.durationMs / 1000} s per operation (median window), ${scenario.threads} threads; ${env.note}`,
   );
 
   const runs: ServerRun[] = [];
@@ -157,7 +159,7 @@ async function main(): Promise<number> {
   console.log(
     `${env.cpus} x ${env.cpuModel}, ${env.memoryGiB} GiB, Node ${env.node}. ` +
       `${scenario.concurrency} concurrent clients (closed loop, keep-alive), ` +
-      `${scenario.durationMs / 1000} s per operation after ${scenario.warmupMs / 1000} s warm-up. ` +
+      `${scenario.repeats} windows of ${scenario.durationMs / 1000} s per operation (median reported) after ${scenario.warmupMs / 1000} s warm-up. ` +
       `${env.note} Load average at start: ${env.loadAverageAtStart.join(' ')}.\n`,
   );
   console.log(markdownReport(runs, scenario.threads));

@@ -103,11 +103,12 @@ export async function runScenario(
       console.log(
         `  ${op.padEnd(24)} @${String(threadCount).padStart(7)} threads: ` +
           `${result.opsPerSec.toFixed(0).padStart(6)} ops/s  p50 ${result.p50Ms.toFixed(2)} ms  ` +
-          `p99 ${result.p99Ms.toFixed(2)} ms  (client CPU ${result.generatorCpuPct.toFixed(0)}%)` +
+          `p99 ${result.p99Ms.toFixed(2)} ms  (client CPU ${result.generatorCpuPct.toFixed(0)}%, ` +
+          `windows ${(result.windows ?? []).join('/')})` +
           errors,
       );
     } finally {
-      client.close();
+      await client.close();
     }
   };
 
@@ -227,7 +228,7 @@ async function seedStateThreads(
     };
     await Promise.all(Array.from({ length: options.seedConcurrency }, () => worker()));
   } finally {
-    client.close();
+    await client.close();
   }
   await verifyState(server.url, ids[0]);
   return ids;
@@ -241,7 +242,7 @@ async function verify(url: string, query: unknown, user: string): Promise<void> 
       res.status === 200 ? checkSearch(user)(res.body) : `status ${res.status}: ${res.body}`;
     if (problem) throw new Error(`seeded threads are not searchable as expected: ${problem}`);
   } finally {
-    client.close();
+    await client.close();
   }
 }
 
@@ -259,6 +260,6 @@ async function verifyState(url: string, threadId: string | undefined): Promise<v
       );
     }
   } finally {
-    client.close();
+    await client.close();
   }
 }

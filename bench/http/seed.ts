@@ -45,7 +45,7 @@ export async function seedThreads(
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, count) }, () => worker()));
   } finally {
-    client.close();
+    await client.close();
   }
   const seconds = (performance.now() - start) / 1000;
   return { threadIds, seconds, perSec: count / seconds };

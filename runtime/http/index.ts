@@ -1,2 +1,3 @@
 export { buildApp, type AppDeps } from './app.js';
 export type { MetaInfo } from './meta-routes.js';
+export { buildOpenApiDocument } from './openapi.js';

@@ -73,18 +73,20 @@ export class ThreadStore {
     thread: { thread_id: string; metadata: Record<string, unknown>; ttl: Ttl | undefined },
     db: Queryable = this.pool,
   ): Promise<ThreadRow | undefined> {
-    const { rows } = await db.query<ThreadRow>(
-      `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at)
+    // Named, so each connection parses and plans the hottest write once.
+    const { rows } = await db.query<ThreadRow>({
+      name: 'threads.insert',
+      text: `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at)
        VALUES ($1, $2, '{}'::jsonb, $3, $4, CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8 * 60) END)
        ON CONFLICT (thread_id) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [
+      values: [
         thread.thread_id,
         thread.metadata,
         thread.ttl?.minutes ?? null,
         thread.ttl?.strategy ?? null,
       ],
-    );
+    });
     return rows[0];
   }
 

@@ -1,0 +1,32 @@
+// The OpenAPI document, built from the same routes and zod schemas the server serves, without a
+// database: the services behind the routes are never called while the document is built.
+import { createLogger } from '../../common/logging/index.js';
+import { createMetricsRegistry } from '../../common/metrics/index.js';
+import type { AssistantService } from '../assistants/index.js';
+import type { ThreadService } from '../threads/index.js';
+import { buildApp } from './app.js';
+
+function unavailable<T extends object>(name: string): T {
+  return new Proxy({} as T, {
+    get: () => {
+      throw new Error(`${name} is not available while building the OpenAPI document`);
+    },
+  });
+}
+
+export async function buildOpenApiDocument(version: string): Promise<unknown> {
+  const app = await buildApp({
+    logger: createLogger({ level: 'silent' }),
+    metrics: createMetricsRegistry(),
+    apiKeys: [],
+    http: {},
+    info: { version, langgraphJsVersion: 'n/a' },
+    assistants: unavailable<AssistantService>('assistants'),
+    threads: unavailable<ThreadService>('threads'),
+    checkDb: () => Promise.resolve(),
+  });
+  await app.ready();
+  const document = app.swagger();
+  await app.close();
+  return document;
+}
