@@ -84,21 +84,24 @@ export interface LoadResult {
   windows?: number[];
 }
 
-/**
- * Runs a warm-up window (not recorded) and then a measured window of `durationMs`.
- * `next(worker)` builds the next request for a worker.
- */
-export async function runLoad(
+/** One window: a warm-up (`record` false, `warmupMs` long) or a measured one (`durationMs`). */
+export function runWindow(
   client: HttpClient,
   next: (worker: number) => RequestSpec,
   options: LoadOptions,
+  record: boolean,
 ): Promise<LoadResult> {
-  if (options.warmupMs > 0) await loop(client, next, options.concurrency, options.warmupMs, false);
-  const windows: LoadResult[] = [];
-  for (let i = 0; i < Math.max(1, options.repeats); i++) {
-    windows.push(await loop(client, next, options.concurrency, options.durationMs, true));
-  }
-  // The median window by throughput stands for the operation; errors from every window count.
+  return loop(
+    client,
+    next,
+    options.concurrency,
+    record ? options.durationMs : options.warmupMs,
+    record,
+  );
+}
+
+/** The median window by throughput stands for the operation; errors from every window count. */
+export function summarize(windows: LoadResult[]): LoadResult {
   const median = [...windows].sort((a, b) => a.opsPerSec - b.opsPerSec)[
     Math.floor(windows.length / 2)
   ];

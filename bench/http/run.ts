@@ -10,6 +10,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Lockstep } from './lockstep.js';
 import { markdownReport, writeJsonReport } from './report.js';
 import { runScenario, type ScenarioOptions, type ServerRun, type StateSeed } from './scenario.js';
 import {
@@ -20,6 +21,9 @@ import {
   type RunningServer,
   type ServerName,
 } from './servers.js';
+
+/** Quiet time before each operation and after each writing window (see Lockstep). */
+const SETTLE_MS = 8000;
 
 const FLAGS = {
   duration: { type: 'string', default: '5' },
@@ -84,38 +88,32 @@ function environment() {
     loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
     note:
       `${cpuList.length} CPU cores shared by the server under test, PostgreSQL (graphdock only) and ` +
-      'the load generator; the servers run one after the other, never together.',
+      'the load generator. Both servers run side by side, idle but for the one being measured; ' +
+      'windows alternate between them (baseline, graphdock, baseline, ...) and the median of each is reported.',
   };
 }
 
-let active: RunningServer | undefined;
+const active = new Set<RunningServer>();
 
 async function benchServer(
   name: ServerName,
-  start: () => Promise<RunningServer>,
+  server: RunningServer,
   options: ScenarioOptions,
-  runs: ServerRun[],
+  run: ServerRun,
+  lockstep: Lockstep,
 ): Promise<void> {
-  console.log(`\n## ${name}: starting ...`);
-  const server = await start();
-  active = server;
-  console.log(`  ${server.description} at ${server.url}`);
-  const run: ServerRun = {
-    server: name,
-    description: server.description,
-    seeding: [],
-    measurements: [],
-  };
-  runs.push(run);
   try {
-    await runScenario(server, options, run);
+    await runScenario(server, options, run, lockstep);
   } catch (err) {
-    console.error(`  server output (tail):\n${server.output().slice(-3000)}`);
+    lockstep.leave(name);
+    console.error(`  ${name} server output (tail):\n${server.output().slice(-3000)}`);
     throw err;
-  } finally {
-    active = undefined;
-    await server.stop();
   }
+}
+
+async function stopAll(): Promise<void> {
+  await Promise.all([...active].map((s) => s.stop()));
+  active.clear();
 }
 
 async function main(): Promise<number> {
@@ -141,18 +139,47 @@ async function main(): Promise<number> {
     ['baseline', startBaseline],
     ['graphdock', startGraphdock],
   ];
+  const started: [ServerName, RunningServer][] = [];
   for (const [name, start] of targets) {
     if (only !== undefined && only !== name) continue;
     if (name === 'graphdock' && !graphdockAvailable()) {
       notes.push('graphdock was not measured: bin/graphdock.mjs does not exist yet');
       continue;
     }
+    console.log(`\n## ${name}: starting ...`);
     try {
-      await benchServer(name, start, scenario, runs);
+      const server = await start();
+      active.add(server);
+      started.push([name, server]);
+      console.log(`  ${server.description} at ${server.url}`);
     } catch (err) {
-      problems.push(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
-      console.error(`  ${name} failed:`, err);
+      problems.push(`${name} failed to start: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+  const lockstep = new Lockstep(
+    started.map(([name]) => name),
+    { repeats: scenario.repeats, warmup: scenario.warmupMs > 0, settleMs: SETTLE_MS },
+  );
+  try {
+    await Promise.all(
+      started.map(async ([name, server]) => {
+        const run: ServerRun = {
+          server: name,
+          description: server.description,
+          seeding: [],
+          measurements: [],
+        };
+        runs.push(run);
+        try {
+          await benchServer(name, server, scenario, run, lockstep);
+        } catch (err) {
+          problems.push(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+          console.error(`  ${name} failed:`, err);
+        }
+      }),
+    );
+  } finally {
+    await stopAll();
   }
 
   console.log(`\n## Results\n`);
@@ -181,7 +208,7 @@ async function main(): Promise<number> {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     console.error(`\n${signal}: stopping the server under test ...`);
-    void (active?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+    void stopAll().finally(() => process.exit(130));
   });
 }
 
@@ -191,7 +218,7 @@ main().then(
   },
   async (err: unknown) => {
     console.error(err);
-    await active?.stop();
+    await stopAll();
     process.exitCode = 1;
   },
 );

@@ -6,11 +6,13 @@
 // creates follow.
 import {
   HttpClient,
-  runLoad,
+  runWindow,
+  summarize,
   type LoadOptions,
   type LoadResult,
   type RequestSpec,
 } from './load.js';
+import type { Lockstep } from './lockstep.js';
 import { seedThreads } from './seed.js';
 import type { RunningServer, ServerName } from './servers.js';
 
@@ -91,13 +93,20 @@ export async function runScenario(
   server: RunningServer,
   options: ScenarioOptions,
   run: ServerRun,
+  lockstep: Lockstep,
 ): Promise<void> {
   let threadCount = 0;
 
-  const measure = async (op: OpId, next: (worker: number) => RequestSpec) => {
+  const measure = async (op: OpId, next: (worker: number) => RequestSpec, writes = false) => {
     const client = new HttpClient(server.url, options.concurrency);
     try {
-      const result = await runLoad(client, next, options);
+      const windows = await lockstep.measure(
+        run.server,
+        `${op}@${threadCount}`,
+        (record) => runWindow(client, next, options, record),
+        writes,
+      );
+      const result = summarize(windows);
       run.measurements.push({ op, threadCount, result });
       const errors = result.errors > 0 ? `  ERRORS: ${result.errors} (${result.firstError})` : '';
       console.log(
@@ -185,11 +194,15 @@ export async function runScenario(
   }));
 
   // 6. Create, last, because it adds threads.
-  await measure('threads.create', (worker) => ({
-    method: 'POST',
-    path: '/threads',
-    body: json({ metadata: { bench: 'create', worker } }),
-  }));
+  await measure(
+    'threads.create',
+    (worker) => ({
+      method: 'POST',
+      path: '/threads',
+      body: json({ metadata: { bench: 'create', worker } }),
+    }),
+    true,
+  );
 }
 
 async function seedStateThreads(

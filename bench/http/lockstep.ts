@@ -1,0 +1,86 @@
+// Measures one operation on every server in turn, window by window (A, B, A, B, ...), with both
+// servers running. The machine's speed drifts over minutes on a shared VM; interleaving makes
+// every comparison happen under the same conditions.
+import type { LoadResult } from './load.js';
+
+/** One run of the operation; `record` is false for the warm-up. */
+export type Window = (record: boolean) => Promise<LoadResult>;
+
+interface Entry {
+  party: string;
+  window: Window;
+  resolve: (windows: LoadResult[]) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface LockstepOptions {
+  repeats: number;
+  warmup: boolean;
+  /**
+   * Pause before an operation and after every window that writes: the baseline persists its
+   * whole store a few seconds after the last write, which must not land in another window.
+   */
+  settleMs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Lockstep {
+  private readonly active: Set<string>;
+  private readonly waiting = new Map<string, { writes: boolean; entries: Entry[] }>();
+
+  constructor(
+    private readonly order: string[],
+    private readonly options: LockstepOptions,
+  ) {
+    this.active = new Set(order);
+  }
+
+  /** Resolves with this party's measured windows once every active party has run them. */
+  measure(party: string, op: string, window: Window, writes: boolean): Promise<LoadResult[]> {
+    return new Promise((resolve, reject) => {
+      const slot = this.waiting.get(op) ?? { writes, entries: [] };
+      slot.entries.push({ party, window, resolve, reject });
+      this.waiting.set(op, slot);
+      this.startReady();
+    });
+  }
+
+  /** A party that failed stops taking part; nobody waits for it any more. */
+  leave(party: string): void {
+    this.active.delete(party);
+    this.startReady();
+  }
+
+  private startReady(): void {
+    for (const [op, slot] of this.waiting) {
+      if (slot.entries.length >= this.active.size && slot.entries.length > 0) {
+        this.waiting.delete(op);
+        void this.run(slot.writes, slot.entries);
+      }
+    }
+  }
+
+  private async run(writes: boolean, entries: Entry[]): Promise<void> {
+    entries.sort((a, b) => this.order.indexOf(a.party) - this.order.indexOf(b.party));
+    const results = new Map<string, LoadResult[]>(entries.map((e) => [e.party, []]));
+    try {
+      await sleep(this.options.settleMs);
+      if (this.options.warmup) {
+        for (const e of entries) {
+          await e.window(false);
+          if (writes) await sleep(this.options.settleMs);
+        }
+      }
+      for (let i = 0; i < this.options.repeats; i++) {
+        for (const e of entries) {
+          results.get(e.party)?.push(await e.window(true));
+          if (writes) await sleep(this.options.settleMs);
+        }
+      }
+      for (const e of entries) e.resolve(results.get(e.party) ?? []);
+    } catch (err) {
+      for (const e of entries) e.reject(err);
+    }
+  }
+}
