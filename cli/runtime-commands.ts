@@ -48,6 +48,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     apiKeys: env.apiKeys,
     logger,
     poolMax: env.poolMax,
+    runs: env.runs,
   });
   return serve(runtime, options.port ?? 8000, options.host ?? '0.0.0.0', logger);
 }
@@ -74,6 +75,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       apiKeys: env.apiKeys,
       logger,
       poolMax: env.poolMax,
+      runs: env.runs,
     });
     return await serve(
       runtime,

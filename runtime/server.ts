@@ -10,6 +10,14 @@ import { CheckpointStore, GraphdockCheckpointer } from './checkpoints/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry } from './graphs/index.js';
 import { buildApp } from './http/index.js';
+import {
+  Notifier,
+  RunEventLog,
+  RunExecutor,
+  RunService,
+  RunStore,
+  RunWorker,
+} from './runs/index.js';
 import { ThreadService, ThreadStore } from './threads/index.js';
 
 const require = createRequire(import.meta.url);
@@ -23,7 +31,20 @@ export interface RuntimeOptions {
   apiKeys: string[];
   logger: Logger;
   poolMax?: number;
+  runs?: {
+    concurrency: number;
+    shutdownGraceMs: number;
+    maxAttempts: number;
+    leaseSeconds: number;
+  };
 }
+
+const DEFAULT_RUNS = {
+  concurrency: 10,
+  shutdownGraceMs: 180_000,
+  maxAttempts: 3,
+  leaseSeconds: 30,
+};
 
 export interface Runtime {
   app: FastifyInstance;
@@ -80,6 +101,36 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     await assistants.ensureSystemAssistants();
 
+    const runSettings = options.runs ?? DEFAULT_RUNS;
+    const notifier = new Notifier(options.databaseUrl, pool, logger.child({ context: 'notify' }));
+    await notifier.start();
+    const runStore = new RunStore(pool);
+    const runEvents = new RunEventLog(runStore, notifier);
+    const runs = new RunService({
+      pool,
+      runs: runStore,
+      events: runEvents,
+      notifier,
+      assistants,
+      threads,
+    });
+    const executor = new RunExecutor({
+      runs: runStore,
+      events: runEvents,
+      assistants,
+      threads,
+      graphs,
+      logger: logger.child({ context: 'runs' }),
+    });
+    const worker = new RunWorker(
+      runStore,
+      executor,
+      notifier,
+      { ...runSettings, pollMs: 1000 },
+      logger.child({ context: 'worker' }),
+    );
+    worker.start();
+
     const app = await buildApp({
       logger,
       metrics: createMetricsRegistry(),
@@ -91,6 +142,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       assistants,
       threads,
+      runs,
+      runEvents,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
@@ -110,7 +163,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       pool,
       close: async () => {
         clearInterval(sweeper);
+        await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
+        await notifier.stop();
         await pool.end();
       },
     };

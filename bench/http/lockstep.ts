@@ -17,10 +17,14 @@ export interface LockstepOptions {
   repeats: number;
   warmup: boolean;
   /**
-   * Pause before an operation and after every window that writes: the baseline persists its
-   * whole store a few seconds after the last write, which must not land in another window.
+   * Pause before an operation and after every window of a `settleAfter` party: the baseline
+   * persists its whole store a few seconds after a burst of requests, for seconds at 100,000
+   * threads, and that must not land in another window.
    */
   settleMs: number;
+  settleAfter: string[];
+  /** Runs around each window of `party`: e.g. freezes the other servers meanwhile. */
+  around?: (party: string, window: () => Promise<LoadResult>) => Promise<LoadResult>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,17 +70,16 @@ export class Lockstep {
     const results = new Map<string, LoadResult[]>(entries.map((e) => [e.party, []]));
     try {
       await sleep(this.options.settleMs);
-      if (this.options.warmup) {
-        for (const e of entries) {
-          await e.window(false);
-          if (writes) await sleep(this.options.settleMs);
-        }
-      }
+      const once = async (e: Entry, record: boolean) => {
+        const around = this.options.around ?? ((_party, fn) => fn());
+        const result = await around(e.party, () => e.window(record));
+        if (writes || this.options.settleAfter.includes(e.party))
+          await sleep(this.options.settleMs);
+        return result;
+      };
+      if (this.options.warmup) for (const e of entries) await once(e, false);
       for (let i = 0; i < this.options.repeats; i++) {
-        for (const e of entries) {
-          results.get(e.party)?.push(await e.window(true));
-          if (writes) await sleep(this.options.settleMs);
-        }
+        for (const e of entries) results.get(e.party)?.push(await once(e, true));
       }
       for (const e of entries) e.resolve(results.get(e.party) ?? []);
     } catch (err) {

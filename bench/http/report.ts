@@ -47,19 +47,25 @@ export function markdownReport(runs: ServerRun[], threads: number): string {
   const baseline = runs.find((r) => r.server === 'baseline');
   const graphdock = runs.find((r) => r.server === 'graphdock');
   const lines = [
-    '| operation | baseline ops/s | p50 ms | p99 ms | graphdock ops/s | p50 ms | p99 ms | ratio | target | errors (b/g) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    '| operation | baseline ops/s | p50 ms | p99 ms | graphdock ops/s | p50 ms | p99 ms | ratio of medians | ratio to baseline best | target (judged on best) | errors (b/g) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
   ];
   for (const row of rows(threads)) {
     const b = find(baseline, row.op, row.which);
     const g = find(graphdock, row.op, row.which);
     const ratio =
       b && g && b.result.opsPerSec > 0 ? g.result.opsPerSec / b.result.opsPerSec : undefined;
-    const verdict = ratio === undefined ? '' : ratio >= row.target ? ' met' : ' missed';
+    // The conservative comparison: our median window against the baseline's best one, so a
+    // stall of the baseline in some window never counts in our favour.
+    const best = b ? Math.max(b.result.opsPerSec, ...(b.result.windows ?? [])) : 0;
+    const conservative = g && best > 0 ? g.result.opsPerSec / best : undefined;
+    const verdict =
+      conservative === undefined ? '' : conservative >= row.target ? ' met' : ' missed';
     lines.push(
       `| ${row.label} | ${ops(b)} | ${ms(b?.result.p50Ms)} | ${ms(b?.result.p99Ms)} | ` +
         `${ops(g)} | ${ms(g?.result.p50Ms)} | ${ms(g?.result.p99Ms)} | ` +
-        `${ratio === undefined ? '–' : `${ratio.toFixed(2)}x`} | ≥${row.target}x${verdict} | ` +
+        `${ratio === undefined ? '–' : `${ratio.toFixed(2)}x`} | ` +
+        `${conservative === undefined ? '–' : `${conservative.toFixed(2)}x`} | ≥${row.target}x${verdict} | ` +
         `${errs(b)} / ${errs(g)} |`,
     );
   }

@@ -23,7 +23,7 @@ import {
 } from './servers.js';
 
 /** Quiet time before each operation and after each writing window (see Lockstep). */
-const SETTLE_MS = 8000;
+const SETTLE_MS = 9000;
 
 const FLAGS = {
   duration: { type: 'string', default: '5' },
@@ -88,8 +88,9 @@ function environment() {
     loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
     note:
       `${cpuList.length} CPU cores shared by the server under test, PostgreSQL (graphdock only) and ` +
-      'the load generator. Both servers run side by side, idle but for the one being measured; ' +
-      'windows alternate between them (baseline, graphdock, baseline, ...) and the median of each is reported.',
+      'the load generator. Both servers run side by side; windows alternate between them (baseline, ' +
+      'graphdock, ...), the server not being measured is frozen (SIGSTOP) meanwhile, and the ' +
+      'median window of each is reported.',
   };
 }
 
@@ -158,7 +159,23 @@ async function main(): Promise<number> {
   }
   const lockstep = new Lockstep(
     started.map(([name]) => name),
-    { repeats: scenario.repeats, warmup: scenario.warmupMs > 0, settleMs: SETTLE_MS },
+    {
+      repeats: scenario.repeats,
+      warmup: scenario.warmupMs > 0,
+      settleMs: SETTLE_MS,
+      settleAfter: ['baseline'],
+      // While one server is measured the others are frozen, so their background work (the
+      // baseline's periodic store writes) cannot take CPU from it.
+      around: async (party, window) => {
+        const others = started.filter(([name]) => name !== party).map(([, server]) => server);
+        for (const server of others) server.freeze(true);
+        try {
+          return await window();
+        } finally {
+          for (const server of others) server.freeze(false);
+        }
+      },
+    },
   );
   try {
     await Promise.all(

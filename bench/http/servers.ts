@@ -23,6 +23,14 @@ export interface RunningServer {
   /** The tail of the server's stdout and stderr. */
   output(): string;
   stop(): Promise<void>;
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the server process, to keep it off the CPU. */
+  freeze(frozen: boolean): void;
+}
+
+function freezer(child: { pid?: number | undefined }) {
+  return (frozen: boolean) => {
+    if (child.pid) process.kill(child.pid, frozen ? 'SIGSTOP' : 'SIGCONT');
+  };
 }
 
 /**
@@ -117,6 +125,7 @@ export async function startBaseline(): Promise<RunningServer> {
     description: '@langchain/langgraph-api 2.0.0 in-memory server (1 queue worker), LOG_LEVEL=warn',
     output: log,
     stop,
+    freeze: freezer(child),
   };
 }
 
@@ -159,6 +168,7 @@ export async function startGraphdock(): Promise<RunningServer> {
         'graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn',
       output: log,
       stop,
+      freeze: freezer(child),
     };
   } catch (err) {
     await stop();

@@ -14,6 +14,10 @@ const EnvSchema = z.object({
   GRAPHDOCK_HOME: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_POOL_MAX: z.coerce.number().int().positive().default(20),
+  N_JOBS_PER_WORKER: z.coerce.number().int().positive().default(10),
+  BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: z.coerce.number().nonnegative().default(180),
+  BG_JOB_MAX_ATTEMPTS: z.coerce.number().int().positive().default(3),
+  GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
 });
 
 export interface ProcessEnv {
@@ -22,6 +26,7 @@ export interface ProcessEnv {
   home: string | undefined;
   logLevel: string;
   poolMax: number;
+  runs: { concurrency: number; shutdownGraceMs: number; maxAttempts: number; leaseSeconds: number };
 }
 
 export class ConfigError extends Error {
@@ -47,5 +52,11 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     home: e.GRAPHDOCK_HOME,
     logLevel: e.LOG_LEVEL,
     poolMax: e.DATABASE_POOL_MAX,
+    runs: {
+      concurrency: e.N_JOBS_PER_WORKER,
+      shutdownGraceMs: e.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS * 1000,
+      maxAttempts: e.BG_JOB_MAX_ATTEMPTS,
+      leaseSeconds: e.GRAPHDOCK_RUN_LEASE_SECS,
+    },
   });
 }

@@ -12,6 +12,20 @@ export class CheckpointStore {
     }
   }
 
+  /** Removes the checkpoints a run wrote (they carry its id in their metadata). */
+  async deleteRun(threadId: string, runId: string, db: PoolClient): Promise<void> {
+    await db.query(
+      `DELETE FROM checkpoint_writes w USING checkpoints c
+       WHERE c.thread_id = $1 AND c.metadata ->> 'run_id' = $2
+         AND w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id`,
+      [threadId, runId],
+    );
+    await db.query(`DELETE FROM checkpoints WHERE thread_id = $1 AND metadata ->> 'run_id' = $2`, [
+      threadId,
+      runId,
+    ]);
+  }
+
   async copyThread(fromId: string, toId: string, db: PoolClient): Promise<void> {
     await db.query(
       `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)

@@ -11,6 +11,7 @@ import type { Logger } from '../../common/logging/index.js';
 import type { Registry } from '../../common/metrics/index.js';
 import type { HttpSettings } from '../config/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
+import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
 import { registerApiKeyAuth } from './auth.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -25,6 +26,8 @@ export interface AppDeps {
   info: MetaInfo;
   assistants: AssistantService;
   threads: ThreadService;
+  runs: RunService;
+  runEvents: RunEventLog;
   checkDb: () => Promise<void>;
 }
 
@@ -80,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await scoped.register(metaRoutes(deps.info, deps.metrics, deps.checkDb, meta));
       if (!deps.http.disable_assistants) await scoped.register(assistantRoutes(deps.assistants));
       if (!deps.http.disable_threads) await scoped.register(threadRoutes(deps.threads));
+      if (!deps.http.disable_runs) await scoped.register(runRoutes(deps.runs, deps.runEvents));
       if (meta) {
         scoped.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
         await scoped.register(swaggerUi, { routePrefix: '/docs' });

@@ -3,6 +3,7 @@
 import { createLogger } from '../../common/logging/index.js';
 import { createMetricsRegistry } from '../../common/metrics/index.js';
 import type { AssistantService } from '../assistants/index.js';
+import type { RunEventLog, RunService } from '../runs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { buildApp } from './app.js';
 
@@ -23,6 +24,8 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     info: { version, langgraphJsVersion: 'n/a' },
     assistants: unavailable<AssistantService>('assistants'),
     threads: unavailable<ThreadService>('threads'),
+    runs: unavailable<RunService>('runs'),
+    runEvents: unavailable<RunEventLog>('run events'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

@@ -2,7 +2,7 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { v7 as uuidv7 } from 'uuid';
-import { withTransaction, type Pool } from '../../common/db/index.js';
+import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import { CHECKPOINT_METADATA_KEY, type CheckpointStore } from '../checkpoints/index.js';
@@ -129,7 +129,11 @@ export class ThreadService {
    * Copies the latest checkpoint's values onto the thread row (for reads and search), with the
    * full state as the cache for state reads.
    */
-  private async syncValues(threadId: string, graph: AnyGraph, graphId: string): Promise<void> {
+  private async syncValues(
+    threadId: string,
+    graph: AnyGraph,
+    graphId: string,
+  ): Promise<StateSnapshot | undefined> {
     // The key is read before the state: if another write lands in between, the cache is keyed
     // older than what it holds and the next read recomputes; it is never keyed newer.
     const stateKey = await this.deps.store.latestStateKey(threadId);
@@ -142,6 +146,7 @@ export class ThreadService {
       interrupts: interruptsOf(latest),
       cache: body ? await this.cacheEntry(graphId, stateKey, body) : undefined,
     });
+    return latest.createdAt ? latest : undefined;
   }
 
   /** A cache entry for `body` when it is the state `stateKey` names, else nothing. */
@@ -169,6 +174,42 @@ export class ThreadService {
     const entry = cacheable ? await this.cacheEntry(graphId, found.stateKey, body) : undefined;
     if (entry) await this.deps.store.saveStateCache(threadId, entry.key, entry.body);
     return body;
+  }
+
+  /** Creates the thread a stateless run executes on. */
+  async createForRun(threadId: string, metadata: Record<string, unknown>): Promise<void> {
+    await this.deps.store.insert({ thread_id: threadId, metadata, ttl: undefined });
+  }
+
+  lockForRun(threadId: string, db: PoolClient): Promise<ThreadRow | undefined> {
+    return this.deps.store.lock(threadId, db);
+  }
+
+  /** Deletes the checkpoints a rolled-back run wrote. */
+  discardRun(threadId: string, runId: string): Promise<void> {
+    return withTransaction(this.deps.pool, (db) =>
+      this.deps.checkpoints.deleteRun(threadId, runId, db),
+    );
+  }
+
+  /** A run was created: the thread is busy and records which graph and assistant run on it. */
+  markBusy(threadId: string, metadata: Record<string, unknown>, db: PoolClient): Promise<void> {
+    return this.deps.store.markBusy(threadId, metadata, db);
+  }
+
+  /**
+   * After a run ends: values and the state cache follow the latest checkpoint; the status is
+   * `error` if it failed, `interrupted` if the graph stopped with work left (interrupt() or a
+   * breakpoint), `busy` while other runs wait, else `idle`.
+   */
+  async settleAfterRun(threadId: string, graphId: string, error: unknown): Promise<void> {
+    const graph = await this.requireGraph(graphId);
+    const latest = await this.syncValues(threadId, graph, graphId);
+    const stopped =
+      latest !== undefined &&
+      (latest.next.length > 0 || Object.keys(interruptsOf(latest)).length > 0);
+    const status = error ? 'error' : stopped ? 'interrupted' : 'idle';
+    await this.deps.store.settle(threadId, status, error);
   }
 
   async getRow(threadId: string): Promise<ThreadRow> {

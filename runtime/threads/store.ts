@@ -44,6 +44,9 @@ const LATEST_STATE_KEY = `(SELECT c.checkpoint_id || ':' || (SELECT count(*) FRO
    FROM checkpoints c WHERE c.thread_id = t.thread_id::text AND c.checkpoint_ns = ''
    ORDER BY c.checkpoint_id DESC LIMIT 1)`;
 
+/** Below this many matches, a filtered search sorts its matches instead of walking an index. */
+const SPARSE_MATCHES = 1000;
+
 export interface ThreadWithStateCache {
   row: ThreadRow;
   /** Key of the current latest checkpoint; null when the thread has none. */
@@ -186,6 +189,43 @@ export class ThreadStore {
     );
   }
 
+  /** Locks the thread while a run is created on it, so multitask decisions never race. */
+  async lock(threadId: string, db: PoolClient): Promise<ThreadRow | undefined> {
+    const { rows } = await db.query<ThreadRow>(
+      `SELECT ${COLUMNS} FROM threads WHERE thread_id = $1 FOR UPDATE`,
+      [threadId],
+    );
+    return rows[0];
+  }
+
+  async markBusy(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    db: Queryable = this.pool,
+  ): Promise<void> {
+    await db.query(
+      `UPDATE threads SET status = 'busy', metadata = metadata || $2::jsonb, updated_at = now() WHERE thread_id = $1`,
+      [threadId, JSON.stringify(metadata)],
+    );
+  }
+
+  /** The status a thread settles on after a run: busy while more runs wait, else `settled`. */
+  async settle(
+    threadId: string,
+    settled: ThreadStatus,
+    error: unknown,
+    db: Queryable = this.pool,
+  ): Promise<void> {
+    await db.query(
+      `UPDATE threads SET
+         status = CASE WHEN $2 <> 'error' AND EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running'))
+                  THEN 'busy' ELSE $2 END,
+         error = $3, updated_at = now()
+       WHERE thread_id = $1`,
+      [threadId, settled, error === undefined || error === null ? null : JSON.stringify(error)],
+    );
+  }
+
   async deleteMany(threadIds: string[], db: Queryable = this.pool): Promise<string[]> {
     const { rows } = await db.query<{ thread_id: string }>(
       'DELETE FROM threads WHERE thread_id = ANY($1::uuid[]) RETURNING thread_id',
@@ -231,13 +271,32 @@ export class ThreadStore {
     const params = new SqlParams();
     const chosen = filter.select?.length ? filter.select : THREAD_FIELDS;
     const order = `${quote(filter.sortBy)} ${filter.sortOrder}, thread_id ${filter.sortOrder}`;
+    const where = whereClause(conditions(filter, params));
+    // A rare value among many threads: collect its matches through the GIN index, then sort
+    // them. Left alone, the planner (whose statistics may predate the last bulk of inserts) can
+    // walk the sort index hoping to meet matches early, which for a rare value reads every row.
+    const source = (await this.isSparse(filter, where, params.values))
+      ? `(SELECT * FROM threads ${where} OFFSET 0) AS threads`
+      : `threads ${where}`;
     // One extra row tells whether another page exists without counting every match.
     const { rows } = await this.pool.query<Partial<ThreadRow>>(
-      `SELECT ${chosen.map(quote).join(', ')} FROM threads ${whereClause(conditions(filter, params))}
+      `SELECT ${chosen.map(quote).join(', ')} FROM ${source}
        ORDER BY ${order} LIMIT ${params.add(filter.limit + 1)} OFFSET ${params.add(filter.offset)}`,
       params.values,
     );
     return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+  }
+
+  /** Whether a containment filter matches fewer than SPARSE_MATCHES threads (a bounded count). */
+  private async isSparse(filter: ThreadFilter, where: string, values: unknown[]): Promise<boolean> {
+    const contains =
+      Object.keys(filter.metadata ?? {}).length > 0 || Object.keys(filter.values ?? {}).length > 0;
+    if (!contains) return false;
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM threads ${where} LIMIT ${SPARSE_MATCHES}) AS probe`,
+      values,
+    );
+    return (rows[0]?.n ?? 0) < SPARSE_MATCHES;
   }
 
   async count(filter: ThreadFilter): Promise<number> {

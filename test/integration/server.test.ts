@@ -124,7 +124,7 @@ describe('restarts and replicas', () => {
     const again = new Client({ apiUrl: server.url, apiKey: null });
     expect((await again.assistants.get(assistant.assistant_id)).name).toBe('kept');
     expect(await again.threads.getState(thread.thread_id)).toEqual(before);
-    expect(await again.assistants.count({ metadata: { created_by: 'system' } })).toBe(3);
+    expect(await again.assistants.count({ metadata: { created_by: 'system' } })).toBe(4);
     await server.stop();
   });
 
@@ -133,7 +133,7 @@ describe('restarts and replicas', () => {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     await admin.query(
-      'DROP TABLE IF EXISTS graphdock_migrations, assistants, assistant_versions, threads CASCADE',
+      'DROP TABLE IF EXISTS graphdock_migrations, assistants, assistant_versions, threads, runs, run_events CASCADE',
     );
     await admin.query(
       'DROP TABLE IF EXISTS checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations',
@@ -161,7 +161,7 @@ describe('restarts and replicas', () => {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     await admin.query(
-      'DROP TABLE graphdock_migrations, assistants, assistant_versions, threads CASCADE',
+      'DROP TABLE graphdock_migrations, assistants, assistant_versions, threads, runs, run_events CASCADE',
     );
     const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info' };
     const first = await runCli(['migrate'], env);

@@ -1,0 +1,157 @@
+// Executes one claimed run: builds the graph's config from the assistant and the run, streams
+// the graph, writes every requested event to the run's log, then settles run and thread.
+import { Command } from '@langchain/langgraph';
+import type { Logger } from '../../common/logging/index.js';
+import type { AssistantService } from '../assistants/index.js';
+import { CHECKPOINT_METADATA_KEY } from '../checkpoints/index.js';
+import type { GraphRegistry } from '../graphs/index.js';
+import { toJson } from '../state/index.js';
+import type { ThreadService } from '../threads/index.js';
+import type { RunEventLog } from './event-log.js';
+import type { StreamMode } from './schemas.js';
+import type { RunRow, RunStatus, RunStore } from './store.js';
+
+export interface RunKwargs {
+  input?: unknown;
+  command?: { update?: unknown; resume?: unknown; goto?: unknown } | null;
+  config?: Record<string, unknown> | null;
+  context?: Record<string, unknown> | null;
+  stream_mode: StreamMode[];
+  stream_subgraphs?: boolean;
+  interrupt_before?: '*' | string[] | null;
+  interrupt_after?: '*' | string[] | null;
+  checkpoint_id?: string | null;
+  temporary?: boolean;
+}
+
+export interface ExecutorDeps {
+  runs: RunStore;
+  events: RunEventLog;
+  assistants: AssistantService;
+  threads: ThreadService;
+  graphs: GraphRegistry;
+  logger: Logger;
+}
+
+/** LangGraph's stream modes that produce what the requested API modes need. */
+function libraryModes(requested: StreamMode[]): string[] {
+  const modes = new Set<string>(['values']);
+  for (const mode of requested)
+    modes.add(mode === 'messages-tuple' || mode === 'messages' ? 'messages' : mode);
+  return [...modes];
+}
+
+function errorOf(err: unknown): { error: string; message: string } {
+  if (err instanceof Error)
+    return { error: err.name === 'Error' ? err.constructor.name : err.name, message: err.message };
+  return { error: 'Error', message: String(err) };
+}
+
+export class RunExecutor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  async execute(run: RunRow, signal: AbortSignal): Promise<void> {
+    const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
+    const kwargs = run.kwargs as unknown as RunKwargs;
+    const writer = this.deps.events.writer(
+      run.run_id,
+      (await this.deps.events.lastSeq(run.run_id)) + 1,
+    );
+    writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
+    let status: RunStatus = 'success';
+    let error: { error: string; message: string } | null = null;
+    const assistant = await this.deps.assistants.get(run.assistant_id);
+    try {
+      const configurable = {
+        ...((assistant.config.configurable as Record<string, unknown> | undefined) ?? {}),
+        ...((kwargs.config?.configurable as Record<string, unknown> | undefined) ?? {}),
+        thread_id: run.thread_id,
+        run_id: run.run_id,
+        graph_id: assistant.graph_id,
+        assistant_id: assistant.assistant_id,
+        ...(kwargs.checkpoint_id ? { checkpoint_id: kwargs.checkpoint_id } : {}),
+        [CHECKPOINT_METADATA_KEY]: {
+          graph_id: assistant.graph_id,
+          assistant_id: assistant.assistant_id,
+          run_id: run.run_id,
+          ...run.metadata,
+        },
+      };
+      const graph = await this.deps.graphs.get(assistant.graph_id, { configurable });
+      if (!graph) throw new Error(`graph "${assistant.graph_id}" is not loaded`);
+      const input = kwargs.command
+        ? new Command(kwargs.command as ConstructorParameters<typeof Command>[0])
+        : (kwargs.input ?? null);
+      const requested = new Set(kwargs.stream_mode);
+      const stream = await graph.stream(input, {
+        configurable,
+        // Tracing: every child run inherits these through the config metadata.
+        metadata: {
+          ...run.metadata,
+          thread_id: run.thread_id,
+          run_id: run.run_id,
+          graph_id: assistant.graph_id,
+          assistant_id: assistant.assistant_id,
+        },
+        ...(kwargs.config?.tags ? { tags: kwargs.config.tags as string[] } : {}),
+        ...(typeof kwargs.config?.recursion_limit === 'number'
+          ? { recursionLimit: kwargs.config.recursion_limit }
+          : {}),
+        ...(kwargs.context || Object.keys(assistant.context).length
+          ? { context: { ...assistant.context, ...(kwargs.context ?? {}) } }
+          : {}),
+        streamMode: libraryModes(kwargs.stream_mode) as ['values'],
+        subgraphs: kwargs.stream_subgraphs ?? false,
+        ...(kwargs.interrupt_before ? { interruptBefore: kwargs.interrupt_before } : {}),
+        ...(kwargs.interrupt_after ? { interruptAfter: kwargs.interrupt_after } : {}),
+        signal,
+      });
+      for await (const chunk of stream as AsyncIterable<unknown[]>) {
+        const [ns, mode, data] = (kwargs.stream_subgraphs ? chunk : [[], ...chunk]) as [
+          string[],
+          string,
+          unknown,
+        ];
+        const suffix = ns.length ? `|${ns.join('|')}` : '';
+        if (mode === 'messages') {
+          if (requested.has('messages-tuple') || requested.has('messages')) {
+            const [message, metadata] = data as [unknown, unknown];
+            writer.push(`messages${suffix}`, [toJson(message), toJson(metadata)]);
+          }
+          continue;
+        }
+        if (requested.has(mode as StreamMode)) writer.push(`${mode}${suffix}`, toJson(data));
+      }
+    } catch (err) {
+      const reason: unknown = signal.aborted ? signal.reason : undefined;
+      if (reason === 'shutdown') {
+        // This process is stopping: hand the run back for another worker to start again.
+        await writer.flush();
+        await this.deps.runs.release(run.run_id);
+        return;
+      }
+      if (reason === 'interrupt' || reason === 'rollback') {
+        status = 'interrupted';
+      } else {
+        status = 'error';
+        error = errorOf(err);
+        writer.push('error', error);
+        log.warn({ err }, 'run failed');
+      }
+    }
+    await writer.flush();
+    if (signal.aborted && signal.reason === 'rollback') {
+      // Rollback: the run and every checkpoint it wrote disappear, as if it never ran.
+      await this.deps.runs.delete(run.run_id);
+      await this.deps.threads.discardRun(run.thread_id, run.run_id);
+      await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, null);
+      await writer.end();
+      return;
+    }
+    await this.deps.runs.finish(run.run_id, status, error);
+    if (kwargs.temporary) await this.deps.threads.deleteMany([run.thread_id]);
+    else await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error);
+    await writer.end();
+    log.debug({ status }, 'run finished');
+  }
+}

@@ -1,0 +1,83 @@
+// Wake-ups between processes: LISTEN/NOTIFY on one dedicated connection, echoed in-process so a
+// local listener never waits for the round trip. A hint only: listeners also poll.
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { Logger } from '../../common/logging/index.js';
+import type { Pool } from '../../common/db/index.js';
+
+export const CHANNELS = {
+  /** A run became claimable. */
+  runs: 'graphdock_runs',
+  /** Events were appended to a run's log; payload: run id. */
+  events: 'graphdock_run_events',
+  /** A cancel was requested; payload: run id. */
+  cancel: 'graphdock_run_cancel',
+} as const;
+export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
+
+export class Notifier {
+  private readonly emitter = new EventEmitter();
+  private client: pg.Client | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+  ) {
+    this.emitter.setMaxListeners(0);
+  }
+
+  async start(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      application_name: 'graphdock-listen',
+    });
+    client.on('notification', (n) => this.emitter.emit(n.channel, n.payload ?? ''));
+    client.on('error', (err) => {
+      this.logger.warn({ err }, 'notification connection failed; reconnecting');
+      this.client = undefined;
+      if (!this.stopped) setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
+    });
+    await client.connect();
+    for (const channel of Object.values(CHANNELS)) await client.query(`LISTEN ${channel}`);
+    this.client = client;
+  }
+
+  on(channel: Channel, listener: (payload: string) => void): () => void {
+    this.emitter.on(channel, listener);
+    return () => this.emitter.off(channel, listener);
+  }
+
+  /** Wakes local listeners now and remote ones through PostgreSQL. */
+  async notify(channel: Channel, payload = ''): Promise<void> {
+    this.emitter.emit(channel, payload);
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.client?.end().catch(() => undefined);
+  }
+}
+
+/** Resolves on the first of: `channel` fires with a matching payload, `ms` pass, `signal` aborts. */
+export function waitFor(
+  notifier: Notifier,
+  channel: Channel,
+  matches: (payload: string) => boolean,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      off();
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const off = notifier.on(channel, (payload) => matches(payload) && done());
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done);
+  });
+}

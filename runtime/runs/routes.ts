@@ -1,0 +1,177 @@
+// HTTP routes for runs, thread-scoped and stateless. Parse, call the service, shape the reply.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { RunEventLog } from './event-log.js';
+import {
+  CancelQuery,
+  JoinQuery,
+  RunCreate,
+  RunListQuery,
+  RunParams,
+  ThreadRunParams,
+  truthy,
+  type RunCreateBody,
+} from './schemas.js';
+import { runBody, type RunService } from './service.js';
+import { streamRunEvents } from './sse.js';
+import type { RunRow } from './store.js';
+
+const tags = ['Runs'];
+
+function runPath(run: RunRow, stateless: boolean) {
+  return stateless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
+}
+
+function lastEventId(request: FastifyRequest): number {
+  const header = request.headers['last-event-id'];
+  const value = Number(Array.isArray(header) ? header[0] : header);
+  return Number.isInteger(value) && value >= 0 ? value : -1;
+}
+
+export function runRoutes(service: RunService, events: RunEventLog): FastifyPluginAsyncZod {
+  const stream = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    run: RunRow,
+    body: RunCreateBody | undefined,
+    stateless: boolean,
+  ) =>
+    streamRunEvents(request, reply, events, {
+      runId: run.run_id,
+      afterSeq: lastEventId(request),
+      headers: {
+        'Content-Location': runPath(run, stateless),
+        Location: `${runPath(run, stateless)}/stream`,
+      },
+      ...(body?.on_disconnect === 'cancel'
+        ? {
+            onDisconnect: () =>
+              void service.cancel(run.thread_id, [run.run_id], 'interrupt').catch(() => undefined),
+          }
+        : {}),
+    });
+
+  const wait = async (
+    reply: FastifyReply,
+    run: RunRow,
+    stateless: boolean,
+    signal?: AbortSignal,
+  ) => {
+    void reply.header('Content-Location', runPath(run, stateless));
+    return service.result(run, signal);
+  };
+
+  return async (app) => {
+    app.post(
+      '/threads/:thread_id/runs',
+      { schema: { tags, params: ThreadRunParams, body: RunCreate } },
+      async (req, reply) => {
+        const run = await service.create(req.params.thread_id, req.body);
+        void reply.header('Content-Location', runPath(run, false));
+        return runBody(run);
+      },
+    );
+
+    app.post(
+      '/threads/:thread_id/runs/wait',
+      { schema: { tags, params: ThreadRunParams, body: RunCreate } },
+      async (req, reply) =>
+        wait(reply, await service.create(req.params.thread_id, req.body), false),
+    );
+
+    app.post(
+      '/threads/:thread_id/runs/stream',
+      { schema: { tags, params: ThreadRunParams, body: RunCreate } },
+      async (req, reply) =>
+        stream(req, reply, await service.create(req.params.thread_id, req.body), req.body, false),
+    );
+
+    app.get(
+      '/threads/:thread_id/runs',
+      { schema: { tags, params: ThreadRunParams, querystring: RunListQuery } },
+      async (req) => (await service.list(req.params.thread_id, req.query)).map(runBody),
+    );
+
+    app.get(
+      '/threads/:thread_id/runs/:run_id',
+      { schema: { tags, params: RunParams } },
+      async (req) => runBody(await service.get(req.params.thread_id, req.params.run_id)),
+    );
+
+    app.delete(
+      '/threads/:thread_id/runs/:run_id',
+      { schema: { tags, params: RunParams } },
+      async (req, reply) => {
+        await service.delete(req.params.thread_id, req.params.run_id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.get(
+      '/threads/:thread_id/runs/:run_id/join',
+      { schema: { tags, params: RunParams, querystring: JoinQuery } },
+      async (req, reply) =>
+        wait(reply, await service.get(req.params.thread_id, req.params.run_id), false),
+    );
+
+    app.get(
+      '/threads/:thread_id/runs/:run_id/stream',
+      { schema: { tags, params: RunParams, querystring: JoinQuery } },
+      async (req, reply) => {
+        const run = await service.get(req.params.thread_id, req.params.run_id);
+        return stream(
+          req,
+          reply,
+          run,
+          truthy(req.query.cancel_on_disconnect)
+            ? ({ on_disconnect: 'cancel' } as RunCreateBody)
+            : undefined,
+          false,
+        );
+      },
+    );
+
+    app.post(
+      '/threads/:thread_id/runs/:run_id/cancel',
+      { schema: { tags, params: RunParams, querystring: CancelQuery } },
+      async (req, reply) => {
+        const [run] = await service.cancel(
+          req.params.thread_id,
+          [req.params.run_id],
+          req.query.action ?? 'interrupt',
+        );
+        if (truthy(req.query.wait) && run) {
+          await service.result(run);
+          return reply.code(204).send();
+        }
+        return reply.code(202).send();
+      },
+    );
+
+    app.post('/runs', { schema: { tags, body: RunCreate } }, async (req, reply) => {
+      const run = await service.create(undefined, req.body);
+      void reply.header('Content-Location', runPath(run, true));
+      return runBody(run);
+    });
+
+    app.post('/runs/wait', { schema: { tags, body: RunCreate } }, async (req, reply) =>
+      wait(reply, await service.create(undefined, req.body), true),
+    );
+
+    app.post('/runs/stream', { schema: { tags, body: RunCreate } }, async (req, reply) =>
+      stream(req, reply, await service.create(undefined, req.body), req.body, true),
+    );
+
+    app.get(
+      '/runs/:run_id/stream',
+      { schema: { tags, params: z.object({ run_id: z.uuid() }) } },
+      async (req, reply) =>
+        streamRunEvents(req, reply, events, {
+          runId: req.params.run_id.toLowerCase(),
+          afterSeq: lastEventId(req),
+          headers: {},
+        }),
+    );
+  };
+}

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+const JsonObject = z.record(z.string(), z.unknown());
+const Id = z.uuid().transform((id) => id.toLowerCase());
+
+export const RUN_STATUSES = [
+  'pending',
+  'running',
+  'success',
+  'error',
+  'timeout',
+  'interrupted',
+] as const;
+export const STREAM_MODES = [
+  'values',
+  'updates',
+  'messages',
+  'messages-tuple',
+  'custom',
+  'debug',
+  'tasks',
+  'checkpoints',
+] as const;
+export type StreamMode = (typeof STREAM_MODES)[number];
+
+const StreamModeInput = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))]);
+const Breakpoints = z.union([z.literal('*'), z.array(z.string())]);
+
+export const RunCreate = z.object({
+  assistant_id: z.string().min(1),
+  input: z.unknown().optional(),
+  command: z
+    .object({
+      update: z.unknown().optional(),
+      resume: z.unknown().optional(),
+      goto: z.unknown().optional(),
+    })
+    .nullish(),
+  config: JsonObject.nullish(),
+  context: JsonObject.nullish(),
+  metadata: JsonObject.nullish(),
+  stream_mode: StreamModeInput.nullish(),
+  stream_subgraphs: z.boolean().nullish(),
+  stream_resumable: z.boolean().nullish(),
+  interrupt_before: Breakpoints.nullish(),
+  interrupt_after: Breakpoints.nullish(),
+  checkpoint_id: z.string().nullish(),
+  checkpoint: z
+    .object({
+      checkpoint_id: z.string().nullish(),
+      checkpoint_ns: z.string().nullish(),
+      checkpoint_map: JsonObject.nullish(),
+    })
+    .nullish(),
+  multitask_strategy: z.enum(['reject', 'interrupt', 'rollback', 'enqueue']).nullish(),
+  if_not_exists: z.enum(['reject', 'create']).nullish(),
+  on_disconnect: z.enum(['cancel', 'continue']).nullish(),
+  on_completion: z.enum(['delete', 'keep']).nullish(),
+  after_seconds: z.number().min(0).nullish(),
+  webhook: z.url().nullish(),
+  feedback_keys: z.array(z.string()).nullish(),
+  durability: z.enum(['sync', 'async', 'exit']).nullish(),
+});
+export type RunCreateBody = z.infer<typeof RunCreate>;
+
+export const ThreadRunParams = z.object({ thread_id: Id });
+export const RunParams = z.object({ thread_id: Id, run_id: Id });
+
+export const RunListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  offset: z.coerce.number().int().min(0).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+});
+
+const Flag = z.enum(['true', 'false', '1', '0']).optional();
+export const CancelQuery = z.object({
+  wait: Flag,
+  action: z.enum(['interrupt', 'rollback']).optional(),
+});
+export const JoinQuery = z.object({ cancel_on_disconnect: Flag });
+export const truthy = (v: string | undefined) => v === 'true' || v === '1';

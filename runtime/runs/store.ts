@@ -1,0 +1,224 @@
+// SQL for runs and their event log. Nothing outside this file writes these tables.
+import type { Pool, PoolClient } from '../../common/db/index.js';
+
+export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'timeout' | 'interrupted';
+
+export interface RunRow {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  created_at: Date;
+  updated_at: Date;
+  status: RunStatus;
+  metadata: Record<string, unknown>;
+  kwargs: Record<string, unknown>;
+  multitask_strategy: string;
+  attempt: number;
+  worker_id: string | null;
+  lease_expires_at: Date | null;
+  cancel_action: 'interrupt' | 'rollback' | null;
+  run_started_at: Date | null;
+  run_ended_at: Date | null;
+  error: { error: string; message: string } | null;
+}
+
+export interface RunEvent {
+  seq: number;
+  event: string;
+  data: unknown;
+}
+
+type Queryable = Pool | PoolClient;
+
+export class RunStore {
+  constructor(private readonly pool: Pool) {}
+
+  async insert(
+    run: {
+      run_id: string;
+      thread_id: string;
+      assistant_id: string;
+      metadata: Record<string, unknown>;
+      kwargs: Record<string, unknown>;
+      multitask_strategy: string;
+      after_seconds: number;
+    },
+    db: PoolClient,
+  ): Promise<RunRow> {
+    const { rows } = await db.query<RunRow>(
+      `INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8))
+       RETURNING *`,
+      [
+        run.run_id,
+        run.thread_id,
+        run.assistant_id,
+        run.metadata,
+        run.kwargs,
+        run.multitask_strategy,
+        run.after_seconds,
+      ],
+    );
+    const row = rows[0];
+    if (!row) throw new Error('run insert returned nothing');
+    return row;
+  }
+
+  /** Pending and running runs of a thread, oldest first. */
+  async inflight(threadId: string, db: Queryable = this.pool): Promise<RunRow[]> {
+    const { rows } = await db.query<RunRow>(
+      `SELECT * FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at`,
+      [threadId],
+    );
+    return rows;
+  }
+
+  async get(
+    threadId: string,
+    runId: string,
+    db: Queryable = this.pool,
+  ): Promise<RunRow | undefined> {
+    const { rows } = await db.query<RunRow>(
+      'SELECT * FROM runs WHERE run_id = $1 AND thread_id = $2',
+      [runId, threadId],
+    );
+    return rows[0];
+  }
+
+  async getById(runId: string, db: Queryable = this.pool): Promise<RunRow | undefined> {
+    const { rows } = await db.query<RunRow>('SELECT * FROM runs WHERE run_id = $1', [runId]);
+    return rows[0];
+  }
+
+  async list(
+    threadId: string,
+    options: { limit: number; offset: number; status?: RunStatus | undefined },
+  ) {
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT * FROM runs WHERE thread_id = $1 AND ($2::text IS NULL OR status = $2)
+       ORDER BY created_at DESC, run_id DESC LIMIT $3 OFFSET $4`,
+      [threadId, options.status ?? null, options.limit, options.offset],
+    );
+    return rows;
+  }
+
+  /**
+   * Leases the oldest claimable run: pending, due, no run of its thread running and none older
+   * waiting. SKIP LOCKED lets workers claim side by side; the unique index on running runs per
+   * thread settles the rare race between two claims for one thread (the loser retries).
+   */
+  async claim(workerId: string, leaseSeconds: number): Promise<RunRow | undefined> {
+    try {
+      const { rows } = await this.pool.query<RunRow>({
+        name: 'runs.claim',
+        text: `WITH candidate AS (
+           SELECT r.run_id FROM runs r
+           WHERE r.status = 'pending' AND r.created_at <= now()
+             AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.thread_id = r.thread_id AND a.status = 'running')
+             AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.status = 'pending'
+                             AND (p.created_at, p.run_id) < (r.created_at, r.run_id))
+           ORDER BY r.created_at
+           LIMIT 1
+           FOR UPDATE OF r SKIP LOCKED
+         )
+         UPDATE runs SET status = 'running', attempt = attempt + 1, worker_id = $1,
+           lease_expires_at = now() + make_interval(secs => $2::float8),
+           run_started_at = coalesce(run_started_at, now()), updated_at = now()
+         FROM candidate WHERE runs.run_id = candidate.run_id
+         RETURNING runs.*`,
+        values: [workerId, leaseSeconds],
+      });
+      return rows[0];
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') return undefined;
+      throw err;
+    }
+  }
+
+  async extendLeases(workerId: string, runIds: string[], leaseSeconds: number): Promise<void> {
+    if (!runIds.length) return;
+    await this.pool.query(
+      `UPDATE runs SET lease_expires_at = now() + make_interval(secs => $3::float8)
+       WHERE worker_id = $1 AND run_id = ANY($2::uuid[]) AND status = 'running'`,
+      [workerId, runIds, leaseSeconds],
+    );
+  }
+
+  /** Records the final status; returns false when the run is gone (rolled back meanwhile). */
+  async finish(
+    runId: string,
+    status: RunStatus,
+    error: { error: string; message: string } | null,
+    db: Queryable = this.pool,
+  ): Promise<RunRow | undefined> {
+    const { rows } = await db.query<RunRow>(
+      `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
+         worker_id = NULL, lease_expires_at = NULL
+       WHERE run_id = $1 RETURNING *`,
+      [runId, status, error],
+    );
+    return rows[0];
+  }
+
+  /** Hands a running run back to the queue (graceful shutdown). */
+  async release(runId: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE runs SET status = 'pending', worker_id = NULL, lease_expires_at = NULL, updated_at = now()
+       WHERE run_id = $1 AND status = 'running'`,
+      [runId],
+    );
+  }
+
+  async requestCancel(
+    runIds: string[],
+    action: 'interrupt' | 'rollback',
+    db: Queryable = this.pool,
+  ) {
+    const { rows } = await db.query<RunRow>(
+      `UPDATE runs SET cancel_action = $2, updated_at = now()
+       WHERE run_id = ANY($1::uuid[]) AND status IN ('pending', 'running') RETURNING *`,
+      [runIds, action],
+    );
+    return rows;
+  }
+
+  async delete(runId: string, db: Queryable = this.pool): Promise<boolean> {
+    const { rowCount } = await db.query('DELETE FROM runs WHERE run_id = $1', [runId]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async appendEvents(runId: string, events: RunEvent[]): Promise<void> {
+    if (!events.length) return;
+    await this.pool.query(
+      `INSERT INTO run_events (run_id, seq, event, data)
+       SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($2::jsonb) AS e(seq integer, event text, data jsonb)
+       ON CONFLICT DO NOTHING`,
+      [runId, JSON.stringify(events)],
+    );
+  }
+
+  async eventsAfter(runId: string, afterSeq: number): Promise<RunEvent[]> {
+    const { rows } = await this.pool.query<RunEvent>(
+      'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
+      [runId, afterSeq],
+    );
+    return rows;
+  }
+
+  /** Runs whose worker stopped renewing its lease: back to pending, or failed after too many tries. */
+  async recoverExpired(maxAttempts: number): Promise<RunRow[]> {
+    const { rows } = await this.pool.query<RunRow>(
+      `UPDATE runs SET
+         status = CASE WHEN attempt >= $1 THEN 'error' ELSE 'pending' END,
+         error = CASE WHEN attempt >= $1
+           THEN jsonb_build_object('error', 'WorkerLost', 'message', 'the worker running this run stopped ' || attempt || ' times')
+           ELSE error END,
+         run_ended_at = CASE WHEN attempt >= $1 THEN now() ELSE NULL END,
+         worker_id = NULL, lease_expires_at = NULL, updated_at = now()
+       WHERE status = 'running' AND lease_expires_at < now()
+       RETURNING *`,
+      [maxAttempts],
+    );
+    return rows;
+  }
+}

@@ -1,0 +1,119 @@
+// The queue worker: claims runs from PostgreSQL and executes up to `concurrency` at once.
+// NOTIFY wakes it within milliseconds; a slow poll is the fallback. Leases are renewed while a
+// run executes; runs whose worker died are found by lease expiry and handed out again.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../common/logging/index.js';
+import type { RunExecutor } from './executor.js';
+import { CHANNELS, waitFor, type Notifier } from './notifier.js';
+import type { RunStore } from './store.js';
+
+export interface WorkerOptions {
+  concurrency: number;
+  leaseSeconds: number;
+  maxAttempts: number;
+  pollMs: number;
+}
+
+export class RunWorker {
+  readonly id = `worker-${randomUUID()}`;
+  private readonly active = new Map<string, AbortController>();
+  private readonly idle = new Set<() => void>();
+  private stopping = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private timers: NodeJS.Timeout[] = [];
+  private offCancel: (() => void) | undefined;
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly executor: RunExecutor,
+    private readonly notifier: Notifier,
+    private readonly options: WorkerOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.offCancel = this.notifier.on(CHANNELS.cancel, (runId) => void this.onCancel(runId));
+    const heartbeat = setInterval(
+      () => {
+        this.store
+          .extendLeases(this.id, [...this.active.keys()], this.options.leaseSeconds)
+          .catch((err: unknown) => {
+            this.logger.warn({ err }, 'lease renewal failed');
+          });
+      },
+      (this.options.leaseSeconds * 1000) / 3,
+    );
+    const recovery = setInterval(() => {
+      this.store.recoverExpired(this.options.maxAttempts).then(
+        (rows) => {
+          if (rows.length) {
+            this.logger.warn(
+              { runs: rows.map((r) => r.run_id) },
+              'recovered runs of a lost worker',
+            );
+            void this.notifier.notify(CHANNELS.runs);
+          }
+        },
+        (err: unknown) => this.logger.warn({ err }, 'run recovery failed'),
+      );
+    }, this.options.leaseSeconds * 1000);
+    heartbeat.unref();
+    recovery.unref();
+    this.timers = [heartbeat, recovery];
+    this.loopDone = this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      // Subscribe first, so a NOTIFY that lands while claiming still wakes the next wait.
+      const woken = waitFor(this.notifier, CHANNELS.runs, () => true, this.options.pollMs);
+      let claimed = false;
+      while (!this.stopping && this.active.size < this.options.concurrency) {
+        const run = await this.store
+          .claim(this.id, this.options.leaseSeconds)
+          .catch((err: unknown) => {
+            this.logger.warn({ err }, 'claim failed');
+            return undefined;
+          });
+        if (!run) break;
+        claimed = true;
+        const controller = new AbortController();
+        this.active.set(run.run_id, controller);
+        if (run.cancel_action) controller.abort(run.cancel_action);
+        void this.executor
+          .execute(run, controller.signal)
+          .catch((err: unknown) =>
+            this.logger.error({ err, run_id: run.run_id }, 'run execution failed'),
+          )
+          .finally(() => {
+            this.active.delete(run.run_id);
+            for (const wake of this.idle) wake();
+            // A finished run may unblock the next one on its thread.
+            void this.notifier.notify(CHANNELS.runs).catch(() => undefined);
+          });
+      }
+      if (claimed && this.active.size < this.options.concurrency) continue;
+      await Promise.race([woken, new Promise<void>((r) => this.idle.add(r))]);
+      this.idle.clear();
+    }
+  }
+
+  private async onCancel(runId: string): Promise<void> {
+    const controller = this.active.get(runId);
+    if (!controller) return;
+    const run = await this.store.getById(runId);
+    if (run?.cancel_action) controller.abort(run.cancel_action);
+  }
+
+  /** Stops claiming; lets active runs finish within `graceMs`, then interrupts the rest. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    for (const wake of this.idle) wake();
+    this.offCancel?.();
+    for (const t of this.timers) clearInterval(t);
+    await this.loopDone;
+    const deadline = Date.now() + graceMs;
+    while (this.active.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const controller of this.active.values()) controller.abort('shutdown');
+  }
+}

@@ -1,0 +1,270 @@
+// Runs through the official JS SDK: the queue, waiting, streaming, joining, multitask
+// strategies, interrupts and cancellation, on a real server and PostgreSQL.
+import { describe, expect, it } from 'vitest';
+import { useRuntime } from '../support/fixture.js';
+
+const rt = useRuntime({ env: { GRAPHDOCK_SLOW_STEP_MS: '400' } });
+
+type Msg = { type: string; content: string };
+type Values = { messages: Msg[] };
+const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
+const contents = (values: unknown) =>
+  ((values as Partial<Values>).messages ?? []).map((m) => m.content);
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('waiting for a run', () => {
+  it('runs a graph on a thread and returns its final values', async () => {
+    const thread = await rt.client.threads.create();
+    const result = await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('hello') });
+    expect(contents(result)).toEqual(['hello', 'echo: hello']);
+    const after = await rt.client.threads.get(thread.thread_id);
+    expect(after.status).toBe('idle');
+    expect(after.metadata).toMatchObject({ graph_id: 'echo' });
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(contents(state.values)).toEqual(['hello', 'echo: hello']);
+    expect(state.metadata).toMatchObject({ source: 'loop', graph_id: 'echo' });
+    const [run] = await rt.client.runs.list(thread.thread_id);
+    expect(run).toMatchObject({
+      status: 'success',
+      thread_id: thread.thread_id,
+      multitask_strategy: 'enqueue',
+    });
+  });
+
+  it('runs threadless (stateless) and leaves no thread behind', async () => {
+    const before = await rt.client.threads.count();
+    const result = await rt.client.runs.wait(null, 'echo', { input: hi('alone') });
+    expect(contents(result)).toEqual(['alone', 'echo: alone']);
+    expect(
+      await eventually(
+        () => rt.client.threads.count(),
+        (n) => n === before,
+      ),
+    ).toBe(before);
+  });
+
+  it('runs the tool-calling agent to its answer', async () => {
+    const result = await rt.client.runs.wait(null, 'agent', { input: hi('add 2 and 3') });
+    const messages = (result as Values).messages;
+    expect(messages.map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai']);
+    expect(messages.at(-1)?.content).toBe('The answer is 5.');
+  });
+});
+
+describe('background runs', () => {
+  it('creates a pending run, then joins it', async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'echo', {
+      input: hi('later'),
+      metadata: { via: 'bg' },
+    });
+    expect(run).toMatchObject({ thread_id: thread.thread_id, metadata: { via: 'bg' } });
+    expect(['pending', 'running', 'success']).toContain(run.status);
+    const result = await rt.client.runs.join(thread.thread_id, run.run_id);
+    expect(contents(result)).toEqual(['later', 'echo: later']);
+    expect((await rt.client.runs.get(thread.thread_id, run.run_id)).status).toBe('success');
+  });
+});
+
+describe('streaming', () => {
+  it('streams metadata first, then the requested modes, with resumable ids', async () => {
+    const thread = await rt.client.threads.create();
+    const seen: { event: string; data: unknown }[] = [];
+    for await (const part of rt.client.runs.stream(thread.thread_id, 'echo', {
+      input: hi('stream me'),
+      streamMode: ['values', 'updates'],
+    })) {
+      seen.push(part);
+    }
+    expect(seen[0]?.event).toBe('metadata');
+    expect(new Set(seen.map((p) => p.event))).toEqual(new Set(['metadata', 'values', 'updates']));
+    const updates = seen.filter((p) => p.event === 'updates').map((p) => p.data);
+    expect(updates).toContainEqual({
+      echo: { messages: [expect.objectContaining({ type: 'ai', content: 'echo: stream me' })] },
+    });
+    const runId = (seen[0]?.data as { run_id: string }).run_id;
+
+    const all: string[] = [];
+    for await (const part of rt.client.runs.joinStream(thread.thread_id, runId))
+      all.push(part.event);
+    expect(all).toEqual(seen.map((p) => p.event));
+    const rest: string[] = [];
+    for await (const part of rt.client.runs.joinStream(thread.thread_id, runId, {
+      lastEventId: '1',
+    }))
+      rest.push(part.event);
+    expect(rest).toEqual(seen.slice(2).map((p) => p.event));
+  });
+
+  it('streams chat model tokens as message tuples', async () => {
+    const chunks: string[] = [];
+    for await (const part of rt.client.runs.stream(null, 'agent', {
+      input: hi('hello there'),
+      streamMode: 'messages-tuple',
+    })) {
+      if (part.event === 'messages') chunks.push((part.data as [Msg, unknown])[0].content);
+    }
+    expect(chunks.length).toBeGreaterThan(2);
+    expect(chunks.join('')).toBe('You said: hello there');
+  });
+});
+
+describe('multitask strategies', () => {
+  it('enqueue: runs execute one after the other, in order', async () => {
+    const thread = await rt.client.threads.create();
+    const first = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('one') });
+    const second = await rt.client.runs.create(thread.thread_id, 'slow', {
+      input: hi('two'),
+      multitaskStrategy: 'enqueue',
+    });
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('busy');
+    await rt.client.runs.join(thread.thread_id, second.run_id);
+    const runs = await rt.client.runs.list(thread.thread_id);
+    expect(runs.map((r) => [r.run_id, r.status])).toEqual([
+      [second.run_id, 'success'],
+      [first.run_id, 'success'],
+    ]);
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(contents(state.values)).toEqual([
+      'one',
+      'first: one',
+      'second: first: one',
+      'two',
+      'first: two',
+      'second: first: two',
+    ]);
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('idle');
+  });
+
+  it('reject: a second run is refused with 409 and the first is untouched', async () => {
+    const thread = await rt.client.threads.create();
+    const first = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('keep') });
+    const res = await rt.http(`/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      json: { assistant_id: 'slow', input: hi('nope'), multitask_strategy: 'reject' },
+    });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({
+      detail:
+        'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.',
+    });
+    await rt.client.runs.join(thread.thread_id, first.run_id);
+    expect((await rt.client.runs.get(thread.thread_id, first.run_id)).status).toBe('success');
+  });
+
+  it('interrupt: the earlier run stops as interrupted, keeps its progress, and the new run continues from it', async () => {
+    const thread = await rt.client.threads.create();
+    const first = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('old') });
+    // Let the first step of the first run finish (one checkpoint of progress), then interrupt.
+    await eventually(
+      () => rt.client.threads.getState(thread.thread_id),
+      (s) => contents(s.values).includes('first: old'),
+    );
+    const second = await rt.client.runs.create(thread.thread_id, 'slow', {
+      input: hi('new'),
+      multitaskStrategy: 'interrupt',
+    });
+    await rt.client.runs.join(thread.thread_id, second.run_id);
+    expect((await rt.client.runs.get(thread.thread_id, first.run_id)).status).toBe('interrupted');
+    expect((await rt.client.runs.get(thread.thread_id, second.run_id)).status).toBe('success');
+    const values = contents((await rt.client.threads.getState(thread.thread_id)).values);
+    expect(values.slice(0, 2)).toEqual(['old', 'first: old']);
+    expect(values).not.toContain('second: first: old');
+    expect(values.slice(-3)).toEqual(['new', 'first: new', 'second: first: new']);
+  });
+
+  it('rollback: the earlier run and its checkpoints are deleted', async () => {
+    const thread = await rt.client.threads.create();
+    const first = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('gone') });
+    await eventually(
+      () => rt.client.runs.get(thread.thread_id, first.run_id),
+      (r) => r.status === 'running',
+    );
+    const second = await rt.client.runs.create(thread.thread_id, 'slow', {
+      input: hi('kept'),
+      multitaskStrategy: 'rollback',
+    });
+    await rt.client.runs.join(thread.thread_id, second.run_id);
+    await expect(rt.client.runs.get(thread.thread_id, first.run_id)).rejects.toThrow(/404/);
+    const values = contents((await rt.client.threads.getState(thread.thread_id)).values);
+    expect(values).toEqual(['kept', 'first: kept', 'second: first: kept']);
+  });
+});
+
+describe('interrupts and cancellation', () => {
+  it('stops at interrupt(), leaves the thread interrupted, and resumes with a command', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.wait(thread.thread_id, 'interrupt', { input: hi('draft it') });
+    const stopped = await rt.client.threads.get(thread.thread_id);
+    expect(stopped.status).toBe('interrupted');
+    expect(Object.values(stopped.interrupts).flat()).toContainEqual(
+      expect.objectContaining({ value: { question: 'Approve the draft?' } }),
+    );
+    const [run] = await rt.client.runs.list(thread.thread_id);
+    expect(run?.status).toBe('success');
+    const resumed = await rt.client.runs.wait(thread.thread_id, 'interrupt', {
+      command: { resume: 'yes' },
+    });
+    expect((resumed as { approved: boolean }).approved).toBe(true);
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('idle');
+  });
+
+  it('cancels a running run on request', async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('stop me') });
+    await eventually(
+      () => rt.client.runs.get(thread.thread_id, run.run_id),
+      (r) => r.status === 'running',
+    );
+    await rt.client.runs.cancel(thread.thread_id, run.run_id, true, 'interrupt');
+    expect((await rt.client.runs.get(thread.thread_id, run.run_id)).status).toBe('interrupted');
+    expect(['idle', 'interrupted']).toContain(
+      (await rt.client.threads.get(thread.thread_id)).status,
+    );
+  });
+});
+
+describe('run errors', () => {
+  it('answers bad input with the right status and detail', async () => {
+    const thread = await rt.client.threads.create();
+    const unknown = await rt.http(`/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      json: { assistant_id: 'nope' },
+    });
+    expect(unknown.status).toBe(422);
+    const missing = await rt.http(`/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      json: { assistant_id: crypto.randomUUID() },
+    });
+    expect(missing.status).toBe(404);
+    const malformed = await rt.http('/threads/not-a-uuid/runs', {
+      method: 'POST',
+      json: { assistant_id: 'echo' },
+    });
+    expect(malformed.status).toBe(422);
+    const badMode = await rt.http(`/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      json: { assistant_id: 'echo', stream_mode: 'everything' },
+    });
+    expect(badMode.status).toBe(422);
+    const resume = await rt.http('/runs/wait', {
+      method: 'POST',
+      json: { assistant_id: 'interrupt', command: { resume: 'x' } },
+    });
+    expect(resume.status).toBe(400);
+    expect(await resume.json()).toEqual({ detail: 'You must provide a thread_id when resuming.' });
+    const noThread = await rt.http(`/threads/${crypto.randomUUID()}/runs`, {
+      method: 'POST',
+      json: { assistant_id: 'echo' },
+    });
+    expect(noThread.status).toBe(404);
+  });
+});
