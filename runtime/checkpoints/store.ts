@@ -1,6 +1,8 @@
 // SQL over the checkpointer's own tables for what its API lacks: transactional delete, copy to a
 // new thread, and pruning to the latest checkpoint.
-import type { PoolClient } from '../../common/db/index.js';
+import type { Pool, PoolClient } from '../../common/db/index.js';
+
+type Queryable = Pool | PoolClient;
 
 const TABLES = ['checkpoint_writes', 'checkpoint_blobs', 'checkpoints'] as const;
 
@@ -24,6 +26,14 @@ export class CheckpointStore {
       threadId,
       runId,
     ]);
+  }
+
+  async hasRun(threadId: string, runId: string, db: Queryable): Promise<boolean> {
+    const { rows } = await db.query<{ found: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND metadata ->> 'run_id' = $2) AS found`,
+      [threadId, runId],
+    );
+    return rows[0]?.found ?? false;
   }
 
   async copyThread(fromId: string, toId: string, db: PoolClient): Promise<void> {

@@ -79,9 +79,15 @@ export class RunExecutor {
       };
       const graph = await this.deps.graphs.get(assistant.graph_id, { configurable });
       if (!graph) throw new Error(`graph "${assistant.graph_id}" is not loaded`);
-      const input = kwargs.command
-        ? new Command(kwargs.command as ConstructorParameters<typeof Command>[0])
-        : (kwargs.input ?? null);
+      // A retry of a run that already checkpointed progress continues from its last checkpoint
+      // instead of applying its input a second time.
+      const resuming =
+        run.attempt > 1 && (await this.deps.threads.runHasCheckpoints(run.thread_id, run.run_id));
+      const input = resuming
+        ? null
+        : kwargs.command
+          ? new Command(kwargs.command as ConstructorParameters<typeof Command>[0])
+          : (kwargs.input ?? null);
       const requested = new Set(kwargs.stream_mode);
       const stream = await graph.stream(input, {
         configurable,
@@ -141,9 +147,11 @@ export class RunExecutor {
     }
     await writer.flush();
     if (signal.aborted && signal.reason === 'rollback') {
-      // Rollback: the run and every checkpoint it wrote disappear, as if it never ran.
-      await this.deps.runs.delete(run.run_id);
+      // Rollback: the run and every checkpoint it wrote disappear, as if it never ran. The
+      // checkpoints go first: while the run row still says running, no other run of the thread
+      // can be claimed and start from them.
       await this.deps.threads.discardRun(run.thread_id, run.run_id);
+      await this.deps.runs.delete(run.run_id);
       await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, null);
       await writer.end();
       return;

@@ -185,6 +185,11 @@ export class ThreadService {
     return this.deps.store.lock(threadId, db);
   }
 
+  /** Whether a run already wrote checkpoints (a retried run then continues from them). */
+  runHasCheckpoints(threadId: string, runId: string): Promise<boolean> {
+    return this.deps.checkpoints.hasRun(threadId, runId, this.deps.pool);
+  }
+
   /** Deletes the checkpoints a rolled-back run wrote. */
   discardRun(threadId: string, runId: string): Promise<void> {
     return withTransaction(this.deps.pool, (db) =>

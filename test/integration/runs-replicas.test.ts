@@ -1,0 +1,76 @@
+// Several server processes on one database act as one service, and a run survives the death of
+// the process executing it.
+import { Client } from '@langchain/langgraph-sdk';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { startServer, type RunningServer } from '../support/server.js';
+
+const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
+const env = { GRAPHDOCK_SLOW_STEP_MS: '800', GRAPHDOCK_RUN_LEASE_SECS: '2' };
+
+let db: TestDatabase;
+const servers: RunningServer[] = [];
+beforeAll(async () => {
+  db = await createTestDatabase(inject('pgAdminUrl'));
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+  await db.drop();
+});
+
+async function server(): Promise<{ server: RunningServer; client: Client }> {
+  const s = await startServer({ databaseUrl: db.url, env });
+  servers.push(s);
+  return { server: s, client: new Client({ apiUrl: s.url, apiKey: null }) };
+}
+
+describe('replicas', () => {
+  it('creates a run through one process and joins and streams it through another', async () => {
+    const a = await server();
+    const b = await server();
+    const thread = await a.client.threads.create();
+    const run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi('shared') });
+    const events: string[] = [];
+    for await (const part of b.client.runs.joinStream(thread.thread_id, run.run_id))
+      events.push(part.event);
+    expect(events[0]).toBe('metadata');
+    expect(events).toContain('values');
+    expect((await b.client.runs.get(thread.thread_id, run.run_id)).status).toBe('success');
+    const state = await a.client.threads.getState<{ messages: { content: string }[] }>(
+      thread.thread_id,
+    );
+    expect(state.values.messages.map((m) => m.content)).toEqual([
+      'shared',
+      'first: shared',
+      'second: first: shared',
+    ]);
+    await Promise.all([a.server.stop(), b.server.stop()]);
+  });
+
+  it('recovers a run whose process was killed mid-run, on another process', async () => {
+    const doomed = await server();
+    const thread = await doomed.client.threads.create();
+    const run = await doomed.client.runs.create(thread.thread_id, 'slow', { input: hi('survive') });
+    for (;;) {
+      if ((await doomed.client.runs.get(thread.thread_id, run.run_id)).status === 'running') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await doomed.server.stop('SIGKILL');
+
+    const rescuer = await server();
+    const result = await rescuer.client.runs.join(thread.thread_id, run.run_id);
+    expect((result as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual([
+      'survive',
+      'first: survive',
+      'second: first: survive',
+    ]);
+    expect((await rescuer.client.runs.get(thread.thread_id, run.run_id)).status).toBe('success');
+    expect((await rescuer.client.threads.get(thread.thread_id)).status).toBe('idle');
+    let attempts = 0;
+    for await (const part of rescuer.client.runs.joinStream(thread.thread_id, run.run_id)) {
+      if (part.event === 'metadata')
+        attempts = Math.max(attempts, (part.data as { attempt: number }).attempt);
+    }
+    expect(attempts).toBe(2);
+  }, 60_000);
+});
