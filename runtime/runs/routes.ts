@@ -4,10 +4,12 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RunEventLog } from './event-log.js';
 import {
+  BulkCancel,
   CancelQuery,
   JoinQuery,
   RunCreate,
   RunListQuery,
+  RunBatch,
   RunParams,
   ThreadRunParams,
   truthy,
@@ -154,6 +156,21 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       void reply.header('Content-Location', runPath(run, true));
       return runBody(run);
     });
+
+    app.post('/runs/batch', { schema: { tags, body: RunBatch } }, async (req) => {
+      const runs = [];
+      for (const body of req.body) runs.push(runBody(await service.create(undefined, body)));
+      return runs;
+    });
+
+    app.post(
+      '/runs/cancel',
+      { schema: { tags, body: BulkCancel, querystring: CancelQuery.pick({ action: true }) } },
+      async (req, reply) => {
+        await service.cancelMany(req.body, req.query.action ?? 'interrupt');
+        return reply.code(204).send();
+      },
+    );
 
     app.post('/runs/wait', { schema: { tags, body: RunCreate } }, async (req, reply) =>
       wait(reply, await service.create(undefined, req.body), true),

@@ -79,3 +79,12 @@ export const CancelQuery = z.object({
 });
 export const JoinQuery = z.object({ cancel_on_disconnect: Flag });
 export const truthy = (v: string | undefined) => v === 'true' || v === '1';
+
+export const RunBatch = z.array(RunCreate).min(1);
+
+/** Either specific runs of one thread, or every run in a status; not both. */
+export const BulkCancel = z.union([
+  z.strictObject({ thread_id: Id, run_ids: z.array(Id).min(1) }),
+  z.strictObject({ status: z.enum(['pending', 'running', 'all']) }),
+]);
+export type BulkCancelBody = z.infer<typeof BulkCancel>;

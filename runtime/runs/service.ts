@@ -7,7 +7,7 @@ import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
 import type { RunKwargs } from './executor.js';
 import { CHANNELS, type Notifier } from './notifier.js';
-import type { RunCreateBody, StreamMode } from './schemas.js';
+import type { BulkCancelBody, RunCreateBody, StreamMode } from './schemas.js';
 import type { RunRow, RunStatus, RunStore } from './store.js';
 
 export const REJECT_DETAIL =
@@ -166,6 +166,20 @@ export class RunService {
     const rows = await this.deps.runs.requestCancel(runIds, action);
     await this.afterCancel(rows);
     return rows;
+  }
+
+  /** `POST /runs/cancel`: named runs of one thread, or every run in a status. */
+  async cancelMany(body: BulkCancelBody, action: 'interrupt' | 'rollback'): Promise<void> {
+    if ('run_ids' in body) {
+      await this.cancel(body.thread_id, body.run_ids, action);
+      return;
+    }
+    const active = await this.deps.runs.activeIds(body.status);
+    const rows = await this.deps.runs.requestCancel(
+      active.map((r) => r.run_id),
+      action,
+    );
+    await this.afterCancel(rows);
   }
 
   private async afterCancel(rows: RunRow[]): Promise<void> {

@@ -160,6 +160,17 @@ export class RunStore {
     return rows[0];
   }
 
+  /** Ids of every active run in a status (`all`: pending and running). */
+  async activeIds(
+    status: 'pending' | 'running' | 'all',
+  ): Promise<{ run_id: string; thread_id: string }[]> {
+    const { rows } = await this.pool.query<{ run_id: string; thread_id: string }>(
+      `SELECT run_id, thread_id FROM runs WHERE status = ANY($1::text[])`,
+      [status === 'all' ? ['pending', 'running'] : [status]],
+    );
+    return rows;
+  }
+
   /** Hands a running run back to the queue (graceful shutdown). */
   async release(runId: string): Promise<void> {
     await this.pool.query(

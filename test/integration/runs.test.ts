@@ -232,6 +232,70 @@ describe('interrupts and cancellation', () => {
   });
 });
 
+describe('batches, bulk cancel and implicit threads', () => {
+  it('creates a batch of stateless runs and streams each by run id', async () => {
+    const runs = await rt.client.runs.createBatch([
+      { assistantId: 'echo', input: hi('a') },
+      { assistantId: 'echo', input: hi('b') },
+    ]);
+    expect(runs).toHaveLength(2);
+    for (const [run, word] of [
+      [runs[0], 'a'],
+      [runs[1], 'b'],
+    ] as const) {
+      const values: unknown[] = [];
+      for await (const part of rt.client.runs.joinStream(null, run?.run_id ?? '')) {
+        if (part.event === 'values') values.push(part.data);
+      }
+      expect(contents(values.at(-1))).toEqual([word, `echo: ${word}`]);
+    }
+  });
+
+  it('cancels runs in bulk, by ids or by status', async () => {
+    const thread = await rt.client.threads.create();
+    const running = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('x') });
+    await eventually(
+      () => rt.client.runs.get(thread.thread_id, running.run_id),
+      (r) => r.status === 'running',
+    );
+    const byIds = await rt.http('/runs/cancel', {
+      method: 'POST',
+      json: { thread_id: thread.thread_id, run_ids: [running.run_id] },
+    });
+    expect(byIds.status).toBe(204);
+    const cancelled = await eventually(
+      () => rt.client.runs.get(thread.thread_id, running.run_id),
+      (r) => r.status === 'interrupted',
+    );
+    expect(cancelled.status).toBe('interrupted');
+
+    const other = await rt.client.threads.create();
+    const delayed = await rt.client.runs.create(other.thread_id, 'echo', {
+      input: hi('later'),
+      afterSeconds: 600,
+    });
+    const byStatus = await rt.http('/runs/cancel', { method: 'POST', json: { status: 'pending' } });
+    expect(byStatus.status).toBe(204);
+    expect((await rt.client.runs.get(other.thread_id, delayed.run_id)).status).toBe('interrupted');
+
+    const both = await rt.http('/runs/cancel', {
+      method: 'POST',
+      json: { status: 'all', thread_id: thread.thread_id, run_ids: [running.run_id] },
+    });
+    expect(both.status).toBe(422);
+  });
+
+  it('creates the thread when asked to with if_not_exists', async () => {
+    const id = crypto.randomUUID();
+    const result = await rt.client.runs.wait(id, 'echo', {
+      input: hi('new thread'),
+      ifNotExists: 'create',
+    });
+    expect(contents(result)).toEqual(['new thread', 'echo: new thread']);
+    expect((await rt.client.threads.get(id)).metadata).toMatchObject({ graph_id: 'echo' });
+  });
+});
+
 describe('run errors', () => {
   it('answers bad input with the right status and detail', async () => {
     const thread = await rt.client.threads.create();
