@@ -36,6 +36,7 @@ export interface RuntimeOptions {
     shutdownGraceMs: number;
     maxAttempts: number;
     leaseSeconds: number;
+    timeoutMs: number;
   };
 }
 
@@ -44,6 +45,7 @@ const DEFAULT_RUNS = {
   shutdownGraceMs: 180_000,
   maxAttempts: 3,
   leaseSeconds: 30,
+  timeoutMs: 3_600_000,
 };
 
 export interface Runtime {
@@ -115,6 +117,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
     });
     const executor = new RunExecutor({
+      timeoutMs: runSettings.timeoutMs,
+      checkpointsIdle: (threadId) => checkpointer.idle(threadId),
       runs: runStore,
       events: runEvents,
       assistants,

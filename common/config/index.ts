@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   N_JOBS_PER_WORKER: z.coerce.number().int().positive().default(10),
   BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: z.coerce.number().nonnegative().default(180),
   BG_JOB_MAX_ATTEMPTS: z.coerce.number().int().positive().default(3),
+  BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
 });
 
@@ -26,7 +27,13 @@ export interface ProcessEnv {
   home: string | undefined;
   logLevel: string;
   poolMax: number;
-  runs: { concurrency: number; shutdownGraceMs: number; maxAttempts: number; leaseSeconds: number };
+  runs: {
+    concurrency: number;
+    shutdownGraceMs: number;
+    maxAttempts: number;
+    leaseSeconds: number;
+    timeoutMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -57,6 +64,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       shutdownGraceMs: e.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS * 1000,
       maxAttempts: e.BG_JOB_MAX_ATTEMPTS,
       leaseSeconds: e.GRAPHDOCK_RUN_LEASE_SECS,
+      timeoutMs: e.BG_JOB_TIMEOUT_SECS * 1000,
     },
   });
 }

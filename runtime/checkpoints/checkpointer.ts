@@ -11,6 +11,7 @@ import type {
   ChannelVersions,
   Checkpoint,
   CheckpointMetadata,
+  PendingWrite,
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 
@@ -28,6 +29,42 @@ export function nextChannelVersion(current: string | number | undefined): string
 }
 
 export class GraphdockCheckpointer extends PostgresSaver {
+  /**
+   * Writes still in flight, per thread. With asynchronous durability LangGraph may still be
+   * writing a checkpoint when an aborted run's stream has already failed; whoever settles or
+   * rolls back that run waits for these first.
+   */
+  private readonly inflight = new Map<string, Set<Promise<unknown>>>();
+
+  private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
+    const threadId = String(config.configurable?.thread_id ?? '');
+    let set = this.inflight.get(threadId);
+    if (!set) this.inflight.set(threadId, (set = new Set()));
+    const pending = set;
+    pending.add(write);
+    const done = () => {
+      pending.delete(write);
+      if (!pending.size) this.inflight.delete(threadId);
+    };
+    write.then(done, done);
+    return write;
+  }
+
+  /** Resolves once no checkpoint write for the thread is in flight. */
+  async idle(threadId: string): Promise<void> {
+    for (let set = this.inflight.get(threadId); set?.size; set = this.inflight.get(threadId)) {
+      await Promise.allSettled([...set]);
+    }
+  }
+
+  override putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+  ): Promise<void> {
+    return this.track(config, super.putWrites(config, writes, taskId));
+  }
+
   // The base class is typed for numeric versions; LangGraph compares versions generically
   // (numbers numerically, strings lexically), so string versions are safe at runtime.
   override getNextVersion(current: number | undefined): number {
@@ -42,6 +79,9 @@ export class GraphdockCheckpointer extends PostgresSaver {
   ): Promise<RunnableConfig> {
     const extra = config.configurable?.[CHECKPOINT_METADATA_KEY] as
       Record<string, unknown> | undefined;
-    return super.put(config, checkpoint, extra ? { ...metadata, ...extra } : metadata, newVersions);
+    return this.track(
+      config,
+      super.put(config, checkpoint, extra ? { ...metadata, ...extra } : metadata, newVersions),
+    );
   }
 }

@@ -25,6 +25,10 @@ export interface RunKwargs {
 }
 
 export interface ExecutorDeps {
+  /** Waits for a thread's in-flight checkpoint writes (see GraphdockCheckpointer.idle). */
+  checkpointsIdle: (threadId: string) => Promise<void>;
+  /** A run still executing after this long ends `timeout` (BG_JOB_TIMEOUT_SECS). */
+  timeoutMs: number;
   runs: RunStore;
   events: RunEventLog;
   assistants: AssistantService;
@@ -50,7 +54,9 @@ function errorOf(err: unknown): { error: string; message: string } {
 export class RunExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
-  async execute(run: RunRow, signal: AbortSignal): Promise<void> {
+  async execute(run: RunRow, cancel: AbortSignal): Promise<void> {
+    const deadline = AbortSignal.timeout(this.deps.timeoutMs);
+    const signal = AbortSignal.any([cancel, deadline]);
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
     const kwargs = run.kwargs as unknown as RunKwargs;
     const writer = this.deps.events.writer(
@@ -138,6 +144,10 @@ export class RunExecutor {
       }
       if (reason === 'interrupt' || reason === 'rollback') {
         status = 'interrupted';
+      } else if (deadline.aborted) {
+        status = 'timeout';
+        error = { error: 'TimeoutError', message: `run exceeded ${this.deps.timeoutMs / 1000} s` };
+        writer.push('error', error);
       } else {
         status = 'error';
         error = errorOf(err);
@@ -146,6 +156,7 @@ export class RunExecutor {
       }
     }
     await writer.flush();
+    await this.deps.checkpointsIdle(run.thread_id);
     if (signal.aborted && signal.reason === 'rollback') {
       // Rollback: the run and every checkpoint it wrote disappear, as if it never ran. The
       // checkpoints go first: while the run row still says running, no other run of the thread
@@ -156,9 +167,14 @@ export class RunExecutor {
       await writer.end();
       return;
     }
-    await this.deps.runs.finish(run.run_id, status, error);
-    if (kwargs.temporary) await this.deps.threads.deleteMany([run.thread_id]);
-    else await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error);
+    if (kwargs.temporary) {
+      await this.deps.runs.finish(run.run_id, status, error);
+      await this.deps.threads.deleteMany([run.thread_id]);
+    } else {
+      await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error, (db) =>
+        this.deps.runs.finish(run.run_id, status, error, db),
+      );
+    }
     await writer.end();
     log.debug({ status }, 'run finished');
   }

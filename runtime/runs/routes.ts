@@ -61,6 +61,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     signal?: AbortSignal,
   ) => {
     void reply.header('Content-Location', runPath(run, stateless));
+    void reply.header('Location', `${runPath(run, stateless)}/join`);
     return service.result(run, signal);
   };
 

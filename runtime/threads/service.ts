@@ -133,20 +133,30 @@ export class ThreadService {
     threadId: string,
     graph: AnyGraph,
     graphId: string,
+    db?: PoolClient,
   ): Promise<StateSnapshot | undefined> {
+    const { state, latest } = await this.latestForRow(threadId, graph, graphId);
+    await this.deps.store.setState(threadId, state, db);
+    return latest;
+  }
+
+  /** What the thread row should hold for its latest checkpoint: values, interrupts, cache. */
+  private async latestForRow(threadId: string, graph: AnyGraph, graphId: string) {
     // The key is read before the state: if another write lands in between, the cache is keyed
     // older than what it holds and the next read recomputes; it is never keyed newer.
     const stateKey = await this.deps.store.latestStateKey(threadId);
-    const latest = await graph.getState({
+    const snapshot = await graph.getState({
       configurable: { thread_id: threadId, checkpoint_ns: '' },
     });
-    const body = latest.createdAt ? await this.snapshotBody(graph, latest, graphId) : undefined;
-    await this.deps.store.setState(threadId, {
-      values: toJson(latest.values ?? {}),
-      interrupts: interruptsOf(latest),
-      cache: body ? await this.cacheEntry(graphId, stateKey, body) : undefined,
-    });
-    return latest.createdAt ? latest : undefined;
+    const body = snapshot.createdAt ? await this.snapshotBody(graph, snapshot, graphId) : undefined;
+    return {
+      state: {
+        values: toJson(snapshot.values ?? {}),
+        interrupts: interruptsOf(snapshot),
+        cache: body ? await this.cacheEntry(graphId, stateKey, body) : undefined,
+      },
+      latest: snapshot.createdAt ? snapshot : undefined,
+    };
   }
 
   /** A cache entry for `body` when it is the state `stateKey` names, else nothing. */
@@ -207,14 +217,24 @@ export class ThreadService {
    * `error` if it failed, `interrupted` if the graph stopped with work left (interrupt() or a
    * breakpoint), `busy` while other runs wait, else `idle`.
    */
-  async settleAfterRun(threadId: string, graphId: string, error: unknown): Promise<void> {
+  async settleAfterRun(
+    threadId: string,
+    graphId: string,
+    error: unknown,
+    inSameTransaction?: (db: PoolClient) => Promise<unknown>,
+  ): Promise<void> {
     const graph = await this.requireGraph(graphId);
-    const latest = await this.syncValues(threadId, graph, graphId);
+    const { state, latest } = await this.latestForRow(threadId, graph, graphId);
     const stopped =
       latest !== undefined &&
       (latest.next.length > 0 || Object.keys(interruptsOf(latest)).length > 0);
     const status = error ? 'error' : stopped ? 'interrupted' : 'idle';
-    await this.deps.store.settle(threadId, status, error);
+    // The run's final status and the thread's change together: no reader sees one without the other.
+    await withTransaction(this.deps.pool, async (db) => {
+      await inSameTransaction?.(db);
+      await this.deps.store.setState(threadId, state, db);
+      await this.deps.store.settle(threadId, status, error, db);
+    });
   }
 
   async getRow(threadId: string): Promise<ThreadRow> {
