@@ -81,13 +81,14 @@ function graphsRelativeTo(cwd: string): Record<string, GraphSpec> {
   );
 }
 
-export async function startBaseline(): Promise<RunningServer> {
+/** `nWorkers`: the baseline's queue workers (its CLI default is 10; idle for HTTP-only work). */
+export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
   ensureBaselineInstalled();
   const cwd = mkdtempSync(join(tmpdir(), 'graphdock-bench-baseline-'));
   const port = await freePort();
   const options = {
     port,
-    nWorkers: 1,
+    nWorkers,
     host: '127.0.0.1',
     cwd,
     graphs: graphsRelativeTo(cwd),
@@ -165,7 +166,7 @@ export async function startGraphdock(): Promise<RunningServer> {
       name: 'graphdock',
       url,
       description:
-        'graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn',
+        'graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10',
       output: log,
       stop,
       freeze: freezer(child),
