@@ -35,9 +35,8 @@ export class RunEventLog {
   }
 
   /** Sequence number of the last event already written for a run (-1 when none). */
-  async lastSeq(runId: string): Promise<number> {
-    const events = await this.store.eventsAfter(runId, -1);
-    return events.at(-1)?.seq ?? -1;
+  lastSeq(runId: string): Promise<number> {
+    return this.store.lastSeq(runId);
   }
 }
 

@@ -208,6 +208,15 @@ export class RunStore {
     );
   }
 
+  /** Highest sequence number written for a run, -1 when none. */
+  async lastSeq(runId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ seq: number | null }>(
+      'SELECT max(seq) AS seq FROM run_events WHERE run_id = $1',
+      [runId],
+    );
+    return rows[0]?.seq ?? -1;
+  }
+
   async eventsAfter(runId: string, afterSeq: number): Promise<RunEvent[]> {
     const { rows } = await this.pool.query<RunEvent>(
       'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
