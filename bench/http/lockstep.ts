@@ -87,3 +87,18 @@ export class Lockstep {
     }
   }
 }
+
+/** An `around` hook that freezes every server but the one being measured (see LockstepOptions). */
+export function freezingOthers(
+  servers: [string, { freeze(frozen: boolean): void }][],
+): NonNullable<LockstepOptions['around']> {
+  return async (party, window) => {
+    const others = servers.filter(([name]) => name !== party).map(([, server]) => server);
+    for (const server of others) server.freeze(true);
+    try {
+      return await window();
+    } finally {
+      for (const server of others) server.freeze(false);
+    }
+  };
+}

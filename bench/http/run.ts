@@ -10,7 +10,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Lockstep } from './lockstep.js';
+import { Lockstep, freezingOthers } from './lockstep.js';
 import { markdownReport, writeJsonReport } from './report.js';
 import { runScenario, type ScenarioOptions, type ServerRun, type StateSeed } from './scenario.js';
 import {
@@ -166,15 +166,7 @@ async function main(): Promise<number> {
       settleAfter: ['baseline'],
       // While one server is measured the others are frozen, so their background work (the
       // baseline's periodic store writes) cannot take CPU from it.
-      around: async (party, window) => {
-        const others = started.filter(([name]) => name !== party).map(([, server]) => server);
-        for (const server of others) server.freeze(true);
-        try {
-          return await window();
-        } finally {
-          for (const server of others) server.freeze(false);
-        }
-      },
+      around: freezingOthers(started),
     },
   );
   try {

@@ -14,7 +14,7 @@ import {
   type LoadResult,
   type RequestSpec,
 } from '../http/load.js';
-import { Lockstep } from '../http/lockstep.js';
+import { Lockstep, freezingOthers } from '../http/lockstep.js';
 import { writeJsonReport } from '../http/report.js';
 import {
   REPO_ROOT,
@@ -113,15 +113,7 @@ async function main(): Promise<number> {
         warmup: options.warmupMs > 0,
         settleMs: 9000,
         settleAfter: ['baseline'],
-        around: async (party, window) => {
-          const others = servers.filter(([name]) => name !== party).map(([, s]) => s);
-          for (const s of others) s.freeze(true);
-          try {
-            return await window();
-          } finally {
-            for (const s of others) s.freeze(false);
-          }
-        },
+        around: freezingOthers(servers),
       },
     );
     for (const op of OPS) {
