@@ -1,5 +1,6 @@
 // Wake-ups between processes: LISTEN/NOTIFY on one dedicated connection, echoed in-process so a
 // local listener never waits for the round trip. A hint only: listeners also poll.
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from '../../common/logging/index.js';
@@ -17,6 +18,8 @@ export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 
 export class Notifier {
   private readonly emitter = new EventEmitter();
+  /** Tags this process's NOTIFYs, so their echo on our own LISTEN connection is dropped. */
+  private readonly origin = randomUUID();
   private client: pg.Client | undefined;
   private stopped = false;
 
@@ -33,7 +36,13 @@ export class Notifier {
       connectionString: this.databaseUrl,
       application_name: 'graphdock-listen',
     });
-    client.on('notification', (n) => this.emitter.emit(n.channel, n.payload ?? ''));
+    client.on('notification', (n) => {
+      const raw = n.payload ?? '';
+      const split = raw.indexOf('|');
+      // Local listeners were already woken by notify(); only other processes' messages count.
+      if (split < 0 || raw.slice(0, split) === this.origin) return;
+      this.emitter.emit(n.channel, raw.slice(split + 1));
+    });
     client.on('error', (err) => {
       this.logger.warn({ err }, 'notification connection failed; reconnecting');
       this.client = undefined;
@@ -52,7 +61,7 @@ export class Notifier {
   /** Wakes local listeners now and remote ones through PostgreSQL. */
   async notify(channel: Channel, payload = ''): Promise<void> {
     this.emitter.emit(channel, payload);
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, `${this.origin}|${payload}`]);
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,7 @@
 // Runs: creation with multitask strategies, waiting and joining, cancellation.
 import { v7 as uuidv7 } from 'uuid';
 import { withTransaction, type Pool } from '../../common/db/index.js';
-import { badRequest, conflict, notFound } from '../../common/errors/index.js';
+import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
@@ -47,7 +47,7 @@ export class RunService {
   /** Creates a run on `threadId`, or on a new temporary thread when it is undefined. */
   async create(threadId: string | undefined, body: RunCreateBody): Promise<RunRow> {
     const assistant = await this.deps.assistants.get(body.assistant_id).catch((err: unknown) => {
-      throw err instanceof Error && /not found/.test(err.message)
+      throw err instanceof AppError && err.code === 'NOT_FOUND'
         ? notFound(
             `No assistant found for "${body.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
           )
