@@ -15,7 +15,8 @@ import {
   SubgraphsParams,
   SubgraphsQuery,
 } from './schemas.js';
-import { isoDates, type AssistantService } from './service.js';
+import { isoDates } from '../state/index.js';
+import type { AssistantService } from './service.js';
 
 const tags = ['Assistants'];
 const truthy = (v: string | undefined) => v === 'true' || v === '1';

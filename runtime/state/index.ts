@@ -7,3 +7,4 @@ export {
   type ThreadStateBody,
   type CheckpointRef,
 } from './snapshot.js';
+export { isoDates, type Dated } from './dates.js';

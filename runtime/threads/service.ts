@@ -9,6 +9,7 @@ import { CHECKPOINT_METADATA_KEY, type CheckpointStore } from '../checkpoints/in
 import type { AnyGraph, GraphRegistry } from '../graphs/index.js';
 import {
   checkpointRef,
+  isoDates,
   emptyThreadState,
   needsParentForWrites,
   toJson,
@@ -50,9 +51,7 @@ export type ThreadBody = z.infer<typeof Thread> & { ttl?: unknown };
 /** The public shape of a thread; TTL details only when asked for. */
 export function threadBody(row: Partial<ThreadRow>, includeTtl = false): ThreadBody {
   const { ttl_minutes, ttl_strategy, expires_at, error, ...rest } = row;
-  const body: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(rest))
-    body[key] = value instanceof Date ? value.toISOString() : value;
+  const body: Record<string, unknown> = isoDates(rest);
   if (error !== null && error !== undefined) body.error = error;
   if (includeTtl) {
     body.ttl =
