@@ -5,11 +5,11 @@ import type { Logger } from '../../common/logging/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import { CHECKPOINT_METADATA_KEY } from '../checkpoints/index.js';
 import type { GraphRegistry } from '../graphs/index.js';
-import { toJson } from '../state/index.js';
 import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
 import type { StreamMode } from './schemas.js';
 import type { RunRow, RunStatus, RunStore } from './store.js';
+import { StreamEventMapper, libraryModes, needsCallbackEvents } from './stream-mapper.js';
 
 export interface RunKwargs {
   input?: unknown;
@@ -35,14 +35,6 @@ export interface ExecutorDeps {
   threads: ThreadService;
   graphs: GraphRegistry;
   logger: Logger;
-}
-
-/** LangGraph's stream modes that produce what the requested API modes need. */
-function libraryModes(requested: StreamMode[]): string[] {
-  const modes = new Set<string>(['values']);
-  for (const mode of requested)
-    modes.add(mode === 'messages-tuple' || mode === 'messages' ? 'messages' : mode);
-  return [...modes];
 }
 
 function errorOf(err: unknown): { error: string; message: string } {
@@ -94,8 +86,12 @@ export class RunExecutor {
         : kwargs.command
           ? new Command(kwargs.command as ConstructorParameters<typeof Command>[0])
           : (kwargs.input ?? null);
-      const requested = new Set(kwargs.stream_mode);
-      const stream = await graph.stream(input, {
+      const mapper = new StreamEventMapper(
+        kwargs.stream_mode,
+        kwargs.stream_subgraphs ?? false,
+        (event, data) => writer.push(event, data),
+      );
+      const options = {
         configurable,
         // Tracing: every child run inherits these through the config metadata.
         metadata: {
@@ -117,22 +113,14 @@ export class RunExecutor {
         ...(kwargs.interrupt_before ? { interruptBefore: kwargs.interrupt_before } : {}),
         ...(kwargs.interrupt_after ? { interruptAfter: kwargs.interrupt_after } : {}),
         signal,
-      });
-      for await (const chunk of stream as AsyncIterable<unknown[]>) {
-        const [ns, mode, data] = (kwargs.stream_subgraphs ? chunk : [[], ...chunk]) as [
-          string[],
-          string,
-          unknown,
-        ];
-        const suffix = ns.length ? `|${ns.join('|')}` : '';
-        if (mode === 'messages') {
-          if (requested.has('messages-tuple') || requested.has('messages')) {
-            const [message, metadata] = data as [unknown, unknown];
-            writer.push(`messages${suffix}`, [toJson(message), toJson(metadata)]);
-          }
-          continue;
-        }
-        if (requested.has(mode as StreamMode)) writer.push(`${mode}${suffix}`, toJson(data));
+      };
+      if (needsCallbackEvents(kwargs.stream_mode)) {
+        // Callback events cost a handler per runnable, so only the modes built on them pay it.
+        const events = graph.streamEvents(input, { ...options, version: 'v2', runId: run.run_id });
+        for await (const event of events) mapper.callbackEvent(event, run.run_id);
+      } else {
+        const stream = await graph.stream(input, options);
+        for await (const chunk of stream as AsyncIterable<unknown[]>) mapper.graphChunk(chunk);
       }
     } catch (err) {
       const reason: unknown = signal.aborted ? signal.reason : undefined;

@@ -16,6 +16,7 @@ export const STREAM_MODES = [
   'updates',
   'messages',
   'messages-tuple',
+  'events',
   'custom',
   'debug',
   'tasks',

@@ -1,0 +1,154 @@
+// Every stream mode through the official JS SDK, in the shapes the Agent Server sends: legacy
+// `messages` (metadata, partial, complete), `events`, `checkpoints`, `tasks`, `debug`, `custom`,
+// and subgraph namespaces.
+import { describe, expect, it } from 'vitest';
+import { useRuntime } from '../support/fixture.js';
+
+const rt = useRuntime();
+
+type Part = { event: string; data: unknown };
+type Msg = { type: string; content: string; id: string };
+const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
+
+async function collect(
+  threadId: string | null,
+  graph: string,
+  options: Parameters<typeof rt.client.runs.stream>[2],
+): Promise<Part[]> {
+  const parts: Part[] = [];
+  for await (const part of rt.client.runs.stream(threadId, graph, options)) parts.push(part);
+  return parts;
+}
+const named = (parts: Part[], event: string) => parts.filter((p) => p.event === event);
+
+describe('legacy messages mode', () => {
+  it('sends metadata once per message, accumulated partials, then the complete messages', async () => {
+    const parts = await collect(null, 'agent', {
+      input: hi('hello there'),
+      streamMode: 'messages',
+    });
+    const metadata = named(parts, 'messages/metadata');
+    const partials = named(parts, 'messages/partial').map((p) => (p.data as Msg[])[0]!);
+    expect(metadata).toHaveLength(1);
+    const [id] = Object.keys(metadata[0]!.data as object);
+    expect(partials.length).toBeGreaterThan(2);
+    expect(partials.every((m) => m.id === id)).toBe(true);
+    // Each partial holds everything streamed so far, so contents only ever grow.
+    const lengths = partials.map((m) => m.content.length);
+    expect(lengths).toEqual([...lengths].sort((a, b) => a - b));
+    expect(partials.at(-1)!.content).toBe('You said: hello there');
+    const complete = named(parts, 'messages/complete').flatMap((p) => p.data as Msg[]);
+    expect(complete.map((m) => [m.type, m.content])).toEqual([
+      ['human', 'hello there'],
+      ['ai', 'You said: hello there'],
+    ]);
+    expect(parts.map((p) => p.event)).not.toContain('values');
+  });
+});
+
+describe('events mode', () => {
+  it('forwards LangChain streamEvents v2 objects, including chat model tokens', async () => {
+    const parts = await collect(null, 'agent', { input: hi('hi'), streamMode: 'events' });
+    const events = named(parts, 'events').map(
+      (p) => p.data as { event: string; name: string; run_id: string; metadata: object },
+    );
+    const kinds = new Set(events.map((e) => e.event));
+    for (const kind of ['on_chain_start', 'on_chain_end', 'on_chat_model_stream'])
+      expect(kinds).toContain(kind);
+    for (const e of events) {
+      expect(typeof e.name).toBe('string');
+      expect(typeof e.run_id).toBe('string');
+      expect(e.metadata).toBeTypeOf('object');
+    }
+    const runId = (parts[0]!.data as { run_id: string }).run_id;
+    const root = events.find((e) => e.event === 'on_chain_start' && e.run_id === runId);
+    expect(root).toBeDefined();
+  });
+});
+
+describe('checkpoint, task and debug modes', () => {
+  it('sends checkpoints in the API shape, without internal configurable keys', async () => {
+    const thread = await rt.client.threads.create();
+    const parts = await collect(thread.thread_id, 'echo', {
+      input: hi('save me'),
+      streamMode: ['checkpoints', 'tasks', 'debug'],
+    });
+    type Checkpoint = {
+      config: { configurable: Record<string, unknown> };
+      parent_config: { configurable: Record<string, unknown> } | null;
+      checkpoint: { thread_id: string; checkpoint_id: string };
+      parent_checkpoint: { checkpoint_id: string } | null;
+      metadata: { source: string; step: number };
+      values: { messages?: Msg[] };
+      next: string[];
+      tasks: { id: string; name: string }[];
+    };
+    const checkpoints = named(parts, 'checkpoints').map((p) => p.data as Checkpoint);
+    expect(checkpoints.map((c) => [c.metadata.source, c.metadata.step])).toEqual([
+      ['input', -1],
+      ['loop', 0],
+      ['loop', 1],
+    ]);
+    expect(checkpoints[0]!.parent_config).toBeNull();
+    for (const [i, c] of checkpoints.entries()) {
+      expect(c.checkpoint.thread_id).toBe(thread.thread_id);
+      expect(c.config.configurable.checkpoint_id).toBe(c.checkpoint.checkpoint_id);
+      expect(Object.keys(c.config.configurable).filter((k) => k.startsWith('__'))).toEqual([]);
+      if (i > 0)
+        expect(c.parent_checkpoint?.checkpoint_id).toBe(
+          checkpoints[i - 1]!.checkpoint.checkpoint_id,
+        );
+    }
+    expect(checkpoints[1]!.next).toEqual(['echo']);
+    expect(checkpoints[2]!.values.messages?.at(-1)?.content).toBe('echo: save me');
+    const history = await rt.client.threads.getHistory(thread.thread_id);
+    expect(history[0]!.checkpoint.checkpoint_id).toBe(checkpoints[2]!.checkpoint.checkpoint_id);
+
+    const tasks = named(parts, 'tasks').map((p) => p.data as Record<string, unknown>);
+    expect(tasks).toHaveLength(2);
+    expect(tasks[0]).toMatchObject({ name: 'echo', triggers: ['branch:to:echo'], interrupts: [] });
+    expect(tasks[1]).toMatchObject({ id: tasks[0]!.id, name: 'echo', interrupts: [] });
+    expect((tasks[1]!.result as { messages: Msg[] }).messages[0]!.content).toBe('echo: save me');
+
+    const debug = named(parts, 'debug').map((p) => p.data as { type: string; payload: object });
+    expect(debug.map((d) => d.type)).toEqual([
+      'checkpoint',
+      'checkpoint',
+      'task',
+      'task_result',
+      'checkpoint',
+    ]);
+    expect(debug[0]!.payload).toMatchObject({ checkpoint: { thread_id: thread.thread_id } });
+  });
+});
+
+describe('custom events and subgraphs', () => {
+  it("streams the graph's own writer events", async () => {
+    const parts = await collect(null, 'nested', { input: hi('go'), streamMode: 'custom' });
+    expect(named(parts, 'custom').map((p) => p.data)).toEqual([
+      { progress: 50 },
+      { progress: 100 },
+    ]);
+  });
+
+  it('names subgraph events by namespace when stream_subgraphs is on, and only then', async () => {
+    const flat = await collect(null, 'nested', { input: hi('go'), streamMode: 'updates' });
+    expect(new Set(flat.map((p) => p.event))).toEqual(new Set(['metadata', 'updates']));
+
+    const nested = await collect(null, 'nested', {
+      input: hi('go'),
+      streamMode: ['updates', 'checkpoints'],
+      streamSubgraphs: true,
+    });
+    const names = nested.map((p) => p.event);
+    expect(names).toContain('updates');
+    const inner = names.filter((n) => n.startsWith('updates|'));
+    expect(inner.length).toBeGreaterThan(0);
+    expect(inner.every((n) => /^updates\|inner:[0-9a-f-]{36}$/.test(n))).toBe(true);
+    expect(names.some((n) => /^checkpoints\|inner:/.test(n))).toBe(true);
+    const think = nested.find((p) => p.event.startsWith('updates|'))!.data as {
+      think: { messages: Msg[] };
+    };
+    expect(think.think.messages[0]!.content).toBe('thought about 1 messages');
+  });
+});
