@@ -37,6 +37,7 @@ export interface RuntimeOptions {
     maxAttempts: number;
     leaseSeconds: number;
     timeoutMs: number;
+    eventRetentionSeconds: number;
   };
 }
 
@@ -46,6 +47,7 @@ const DEFAULT_RUNS = {
   maxAttempts: 3,
   leaseSeconds: 30,
   timeoutMs: 3_600_000,
+  eventRetentionSeconds: 120,
 };
 
 export interface Runtime {
@@ -160,6 +162,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       );
     }, TTL_SWEEP_INTERVAL_MS);
     sweeper.unref();
+    // Finished runs' event logs are kept only as long as a client may still join or resume.
+    const retention = runSettings.eventRetentionSeconds;
+    const eventSweeper = setInterval(
+      () => {
+        runEvents.sweep(retention).catch((err: unknown) => {
+          logger.warn({ err }, 'run event sweep failed');
+        });
+      },
+      Math.min(60_000, Math.max(1000, (retention * 1000) / 2)),
+    );
+    eventSweeper.unref();
 
     logger.info({ graphs: graphs.ids(), config: loaded.path }, 'runtime ready');
     return {
@@ -167,6 +180,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       pool,
       close: async () => {
         clearInterval(sweeper);
+        clearInterval(eventSweeper);
         await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
         await notifier.stop();

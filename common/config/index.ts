@@ -19,6 +19,7 @@ const EnvSchema = z.object({
   BG_JOB_MAX_ATTEMPTS: z.coerce.number().int().positive().default(3),
   BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
+  RESUMABLE_STREAM_TTL_SECONDS: z.coerce.number().positive().default(120),
 });
 
 export interface ProcessEnv {
@@ -33,6 +34,8 @@ export interface ProcessEnv {
     maxAttempts: number;
     leaseSeconds: number;
     timeoutMs: number;
+    /** How long a finished run's events stay for joins and Last-Event-ID. */
+    eventRetentionSeconds: number;
   };
 }
 
@@ -65,6 +68,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       maxAttempts: e.BG_JOB_MAX_ATTEMPTS,
       leaseSeconds: e.GRAPHDOCK_RUN_LEASE_SECS,
       timeoutMs: e.BG_JOB_TIMEOUT_SECS * 1000,
+      eventRetentionSeconds: e.RESUMABLE_STREAM_TTL_SECONDS,
     },
   });
 }

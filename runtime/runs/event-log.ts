@@ -6,6 +6,8 @@ import { CHANNELS, waitFor, type Notifier } from './notifier.js';
 /** Marks the end of a run's events; never sent to clients. */
 export const END_EVENT = '__end__';
 const POLL_MS = 1000;
+/** How often a reader that hears nothing checks that its run can still write events. */
+const LIVENESS_CHECK_MS = 1000;
 
 export class RunEventLog {
   constructor(
@@ -21,6 +23,7 @@ export class RunEventLog {
   /** Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`). */
   async *read(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<RunEvent> {
     let seq = afterSeq;
+    let checkedAt = Date.now();
     while (!signal?.aborted) {
       // Subscribe before reading, so an append between the read and the wait is not missed.
       const woken = waitFor(this.notifier, CHANNELS.events, (id) => id === runId, POLL_MS, signal);
@@ -30,8 +33,27 @@ export class RunEventLog {
         seq = event.seq;
         yield event;
       }
-      if (!events.length) await woken;
+      if (events.length) continue;
+      // No end marker comes for a run deleted before it ran (its thread was deleted), nor for
+      // one whose log the retention sweep already dropped.
+      if (Date.now() - checkedAt >= LIVENESS_CHECK_MS) {
+        checkedAt = Date.now();
+        if (!(await this.store.isActive(runId))) {
+          const late = await this.store.eventsAfter(runId, seq);
+          for (const event of late) {
+            if (event.event === END_EVENT) return;
+            yield event;
+          }
+          return;
+        }
+      }
+      await woken;
     }
+  }
+
+  /** Deletes the logs of runs that ended longer ago than the retention (resumable streams). */
+  sweep(retentionSeconds: number): Promise<number> {
+    return this.store.deleteExpiredEvents(retentionSeconds);
   }
 
   /** Sequence number of the last event already written for a run (-1 when none). */

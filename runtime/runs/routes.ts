@@ -12,12 +12,14 @@ import {
   RunBatch,
   RunParams,
   ThreadRunParams,
+  ThreadStreamQuery,
   truthy,
   type RunCreateBody,
 } from './schemas.js';
 import { runBody, type RunService } from './service.js';
-import { streamRunEvents } from './sse.js';
+import { streamRunEvents, writeSse } from './sse.js';
 import type { RunRow } from './store.js';
+import { parseThreadEventId } from './thread-stream.js';
 
 const tags = ['Runs'];
 
@@ -132,6 +134,22 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
             : undefined,
           false,
         );
+      },
+    );
+
+    app.get(
+      '/threads/:thread_id/stream',
+      { schema: { tags, params: ThreadRunParams, querystring: ThreadStreamQuery } },
+      async (req, reply) => {
+        const header = req.headers['last-event-id'];
+        const source = await service.streamThread(
+          req.params.thread_id,
+          req.query.stream_mode ?? req.query.stream_modes ?? ['run_modes'],
+          parseThreadEventId(Array.isArray(header) ? header[0] : header),
+        );
+        return writeSse(req, reply, source, {
+          headers: { Location: `/threads/${req.params.thread_id}/stream` },
+        });
       },
     );
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { THREAD_STREAM_MODES } from './thread-stream.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 const Id = z.uuid().transform((id) => id.toLowerCase());
@@ -80,6 +81,16 @@ export const CancelQuery = z.object({
 });
 export const JoinQuery = z.object({ cancel_on_disconnect: Flag });
 export const truthy = (v: string | undefined) => v === 'true' || v === '1';
+
+/** Thread stream modes, as one value, repeated values or a comma list (`stream_mode(s)`). */
+const ThreadStreamModes = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((m) => m.split(',')).map((m) => m.trim()))
+  .pipe(z.array(z.enum(THREAD_STREAM_MODES)));
+export const ThreadStreamQuery = z.object({
+  stream_mode: ThreadStreamModes.optional(),
+  stream_modes: ThreadStreamModes.optional(),
+});
 
 export const RunBatch = z.array(RunCreate).min(1);
 

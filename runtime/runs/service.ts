@@ -8,7 +8,9 @@ import type { RunEventLog } from './event-log.js';
 import type { RunKwargs } from './executor.js';
 import { CHANNELS, type Notifier } from './notifier.js';
 import type { BulkCancelBody, RunCreateBody, StreamMode } from './schemas.js';
+import type { SseFrame } from './sse.js';
 import type { RunRow, RunStatus, RunStore } from './store.js';
+import { threadEvents, type ThreadCursor, type ThreadStreamMode } from './thread-stream.js';
 
 export const REJECT_DETAIL =
   'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.';
@@ -154,6 +156,26 @@ export class RunService {
     if (values !== undefined) return values;
     const thread = await this.deps.threads.getRow(run.thread_id).catch(() => undefined);
     return thread?.values ?? null;
+  }
+
+  /** Every run's events on a thread, one run after another, until `signal` ends it. */
+  async streamThread(
+    threadId: string,
+    modes: readonly ThreadStreamMode[],
+    start: ThreadCursor | undefined,
+  ): Promise<(signal: AbortSignal) => AsyncIterable<SseFrame>> {
+    await this.deps.threads.getRow(threadId);
+    const deps = {
+      runs: this.deps.runs,
+      events: this.deps.events,
+      notifier: this.deps.notifier,
+      threadExists: (id: string) =>
+        this.deps.threads.getRow(id).then(
+          () => true,
+          () => false,
+        ),
+    };
+    return (signal) => threadEvents(deps, threadId, modes, start, signal);
   }
 
   /** Cancels runs: pending ones end here; running ones are signalled on whichever replica runs them. */

@@ -4,22 +4,51 @@
 import { once } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RunEventLog } from './event-log.js';
+import type { RunEvent } from './store.js';
 
 const HEARTBEAT_MS = 5000;
 
-export interface StreamOptions {
-  runId: string;
-  afterSeq: number;
+export interface SseFrame {
+  id?: string | number;
+  event: string;
+  data: unknown;
+}
+
+export interface SseOptions {
   headers: Record<string, string>;
-  /** Called when the client goes away before the run's events ended. */
+  /** Called when the client goes away before the source ended. */
   onDisconnect?: () => void;
 }
 
-export async function streamRunEvents(
+export interface StreamOptions extends SseOptions {
+  runId: string;
+  afterSeq: number;
+}
+
+/** One run's events, from after `afterSeq`, ids being their sequence numbers. */
+export function streamRunEvents(
   request: FastifyRequest,
   reply: FastifyReply,
   events: RunEventLog,
   options: StreamOptions,
+): Promise<void> {
+  return writeSse(
+    request,
+    reply,
+    (signal) => framesOf(events.read(options.runId, options.afterSeq, signal)),
+    options,
+  );
+}
+
+async function* framesOf(events: AsyncIterable<RunEvent>): AsyncGenerator<SseFrame> {
+  for await (const e of events) yield { id: e.seq, event: e.event, data: e.data };
+}
+
+export async function writeSse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  source: (signal: AbortSignal) => AsyncIterable<SseFrame>,
+  options: SseOptions,
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
@@ -42,14 +71,15 @@ export async function streamRunEvents(
   res.once('close', onClose);
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
   try {
-    for await (const event of events.read(options.runId, options.afterSeq, controller.signal)) {
-      const frame = `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\nid: ${event.seq}\n\n`;
+    for await (const event of source(controller.signal)) {
+      const id = event.id === undefined ? '' : `id: ${event.id}\n`;
+      const frame = `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n${id}\n`;
       if (!res.write(frame))
         await once(res, 'drain', { signal: controller.signal }).catch(() => undefined);
     }
     ended = true;
   } catch (err) {
-    request.log.warn({ err, run_id: options.runId }, 'run stream failed');
+    request.log.warn({ err }, 'event stream failed');
   } finally {
     ended = true;
     clearInterval(heartbeat);

@@ -225,6 +225,59 @@ export class RunStore {
     return rows;
   }
 
+  /**
+   * The thread's first run created after `afterUs` (microseconds since the epoch, the thread
+   * stream's cursor), with its own creation time in the same unit.
+   */
+  async nextOfThread(
+    threadId: string,
+    afterUs: bigint,
+  ): Promise<{ run_id: string; created_us: string } | undefined> {
+    const { rows } = await this.pool.query<{ run_id: string; created_us: string }>(
+      `SELECT run_id, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
+       FROM runs WHERE thread_id = $1 AND (extract(epoch FROM created_at) * 1000000)::bigint > $2
+       ORDER BY created_at, run_id LIMIT 1`,
+      [threadId, afterUs.toString()],
+    );
+    return rows[0];
+  }
+
+  /** Where a live thread stream starts: just before its oldest active run, or now. */
+  async threadStreamStart(threadId: string): Promise<bigint> {
+    const { rows } = await this.pool.query<{ us: string }>(
+      `SELECT coalesce(
+         (SELECT (extract(epoch FROM min(created_at)) * 1000000)::bigint - 1 FROM runs
+          WHERE thread_id = $1 AND status IN ('pending', 'running')),
+         (extract(epoch FROM now()) * 1000000)::bigint)::text AS us`,
+      [threadId],
+    );
+    return BigInt(rows[0]!.us);
+  }
+
+  /** Whether a run still exists and is pending or running. */
+  async isActive(runId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      "SELECT 1 FROM runs WHERE run_id = $1 AND status IN ('pending', 'running')",
+      [runId],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Drops the event logs of runs that ended more than `retentionSeconds` ago (or no longer exist). */
+  async deleteExpiredEvents(retentionSeconds: number, limit = 1000): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM run_events e USING (
+         SELECT DISTINCT ev.run_id FROM run_events ev
+         LEFT JOIN runs r ON r.run_id = ev.run_id
+         WHERE ev.seq = 0 AND ((r.run_id IS NULL AND ev.created_at < now() - make_interval(secs => $1))
+           OR (r.status NOT IN ('pending', 'running') AND r.updated_at < now() - make_interval(secs => $1)))
+         LIMIT $2) old
+       WHERE e.run_id = old.run_id`,
+      [retentionSeconds, limit],
+    );
+    return rowCount ?? 0;
+  }
+
   /** Runs whose worker stopped renewing its lease: back to pending, or failed after too many tries. */
   async recoverExpired(maxAttempts: number): Promise<RunRow[]> {
     const { rows } = await this.pool.query<RunRow>(

@@ -27,7 +27,8 @@ export function needsCallbackEvents(requested: readonly StreamMode[]): boolean {
 /** Drops the server's internal configurable keys (`__*`) and callbacks from a config. */
 function publicConfig(config: unknown): Json {
   if (!config || typeof config !== 'object') return toJson(config);
-  const { callbacks: _callbacks, ...rest } = config as Record<string, unknown>;
+  const rest = { ...(config as Record<string, unknown>) };
+  delete rest.callbacks;
   const configurable = rest.configurable as Record<string, unknown> | undefined;
   if (configurable && typeof configurable === 'object') {
     rest.configurable = Object.fromEntries(
@@ -63,7 +64,7 @@ export function checkpointPayload(chunk: Record<string, unknown>): Json {
 function debugPayload(chunk: Record<string, unknown>): Json {
   const payload = chunk.payload as Record<string, unknown> | undefined;
   if (!payload) return toJson(chunk);
-  if (chunk.type === 'checkpoint') return { ...chunk, payload: checkpointPayload(payload) } as Json;
+  if (chunk.type === 'checkpoint') return { ...chunk, payload: checkpointPayload(payload) };
   if (chunk.type === 'task_result' || chunk.type === 'task')
     return { ...(toJson(chunk) as Record<string, Json>), payload: taskPayload(payload) };
   return toJson(chunk);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
 
-const rt = useRuntime();
+const rt = useRuntime({ env: { RESUMABLE_STREAM_TTL_SECONDS: '2' } });
 
 type Part = { event: string; data: unknown };
 type Msg = { type: string; content: string; id: string };
@@ -16,7 +16,11 @@ async function collect(
   options: Parameters<typeof rt.client.runs.stream>[2],
 ): Promise<Part[]> {
   const parts: Part[] = [];
-  for await (const part of rt.client.runs.stream(threadId, graph, options)) parts.push(part);
+  const stream =
+    threadId === null
+      ? rt.client.runs.stream(null, graph, options)
+      : rt.client.runs.stream(threadId, graph, options);
+  for await (const part of stream) parts.push(part);
   return parts;
 }
 const named = (parts: Part[], event: string) => parts.filter((p) => p.event === event);
@@ -150,5 +154,138 @@ describe('custom events and subgraphs', () => {
       think: { messages: Msg[] };
     };
     expect(think.think.messages[0]!.content).toBe('thought about 1 messages');
+  });
+});
+
+describe('thread stream', () => {
+  type Framed = Part & { id?: string };
+  async function* threadStream(threadId: string, headers: Record<string, string> = {}, query = '') {
+    const res = await rt.http(`/threads/${threadId}/stream${query}`, { headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const fields = Object.fromEntries(
+          frame
+            .split('\n')
+            .filter((l) => !l.startsWith(':'))
+            .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]),
+        ) as Record<string, string>;
+        if (fields.event)
+          yield {
+            event: fields.event,
+            data: JSON.parse(fields.data ?? 'null'),
+            id: fields.id,
+          } as Framed;
+      }
+    }
+  }
+  async function take(source: AsyncGenerator<Framed>, until: (seen: Framed[]) => boolean) {
+    const seen: Framed[] = [];
+    for await (const part of source) {
+      seen.push(part);
+      if (until(seen)) break;
+    }
+    await source.return(undefined);
+    return seen;
+  }
+  const runsSeen = (seen: Framed[]) => seen.filter((p) => p.event === 'metadata').length;
+
+  it('follows every run on the thread, in order, and resumes from Last-Event-ID', async () => {
+    const thread = await rt.client.threads.create();
+    const live = take(
+      threadStream(thread.thread_id),
+      (seen) =>
+        runsSeen(seen) === 2 &&
+        seen.at(-1)!.event === 'values' &&
+        (seen.at(-1)!.data as { messages: Msg[] }).messages.length === 4,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const first = await rt.client.runs.create(thread.thread_id, 'echo', { input: hi('one') });
+    const second = await rt.client.runs.create(thread.thread_id, 'echo', { input: hi('two') });
+    const seen = await live;
+    const metadata = seen
+      .filter((p) => p.event === 'metadata')
+      .map((p) => p.data as { run_id: string });
+    expect(metadata.map((m) => m.run_id)).toEqual([first.run_id, second.run_id]);
+    expect(seen.every((p) => /^\d+-\d+$/.test(p.id ?? ''))).toBe(true);
+    expect(new Set(seen.map((p) => p.id)).size).toBe(seen.length);
+
+    // Replay everything, then resume just after the second run's metadata event.
+    const replay = await take(
+      threadStream(thread.thread_id, { 'Last-Event-ID': '-' }),
+      (s) => s.length === seen.length,
+    );
+    expect(replay.map((p) => p.id)).toEqual(seen.map((p) => p.id));
+    const secondStart = seen.findIndex(
+      (p) => p.event === 'metadata' && (p.data as { run_id: string }).run_id === second.run_id,
+    );
+    const resumed = await take(
+      threadStream(thread.thread_id, { 'Last-Event-ID': seen[secondStart]!.id! }),
+      (s) => s.length === seen.length - secondStart - 1,
+    );
+    expect(resumed.map((p) => p.id)).toEqual(seen.slice(secondStart + 1).map((p) => p.id));
+  });
+
+  it('passes only run starts and errors in lifecycle mode, and refuses bad modes and ids', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('x') });
+    const lifecycle = await take(
+      threadStream(thread.thread_id, { 'Last-Event-ID': '-' }, '?stream_mode=lifecycle'),
+      (s) => s.length === 1,
+    );
+    expect(lifecycle.map((p) => p.event)).toEqual(['metadata']);
+    const viaSdk: string[] = [];
+    const controller = new AbortController();
+    for await (const part of rt.client.threads.joinStream(thread.thread_id, {
+      lastEventId: '-',
+      streamMode: 'state_update',
+      signal: controller.signal,
+    })) {
+      viaSdk.push(part.event);
+      controller.abort();
+    }
+    expect(viaSdk).toEqual(['values']);
+
+    expect(
+      (await rt.http(`/threads/${thread.thread_id}/stream?stream_mode=everything`)).status,
+    ).toBe(422);
+    const badId = await rt.http(`/threads/${thread.thread_id}/stream`, {
+      headers: { 'Last-Event-ID': 'nope' },
+    });
+    expect(badId.status).toBe(422);
+    expect(JSON.stringify(await badId.json())).toContain('Last-Event-ID');
+    expect((await rt.http(`/threads/${crypto.randomUUID()}/stream`)).status).toBe(404);
+  });
+});
+
+describe('event retention', () => {
+  it("keeps a finished run's events for joins only as long as RESUMABLE_STREAM_TTL_SECONDS", async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'echo', {
+      input: hi('keep me'),
+      streamResumable: true,
+    });
+    await rt.client.runs.join(thread.thread_id, run.run_id);
+    const events = async () => {
+      const names: string[] = [];
+      for await (const part of rt.client.runs.joinStream(thread.thread_id, run.run_id, {
+        lastEventId: '-1',
+      }))
+        names.push(part.event);
+      return names;
+    };
+    expect(await events()).toEqual(['metadata', 'values', 'values']);
+    // Retention 2 s, swept every second: well gone after 5 s, and a join then ends at once.
+    await new Promise((r) => setTimeout(r, 5000));
+    const started = Date.now();
+    expect(await events()).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
