@@ -1,53 +1,109 @@
 // A run's stream events: appended to PostgreSQL with a per-run sequence number, then read back by
 // any number of readers on any replica, from any point (Last-Event-ID), live until the run ends.
+// Readers in the process that executes the run get new events handed over in memory once they
+// are durable; readers elsewhere are woken by NOTIFY and read them from the table.
+import { EventEmitter } from 'node:events';
 import type { RunEvent, RunStore } from './store.js';
-import { CHANNELS, waitFor, type Notifier } from './notifier.js';
+import { CHANNELS, type Notifier } from './notifier.js';
 
 /** Marks the end of a run's events; never sent to clients. */
 export const END_EVENT = '__end__';
-const POLL_MS = 1000;
-/** How often a reader that hears nothing checks that its run can still write events. */
-const LIVENESS_CHECK_MS = 1000;
+/** A reader that heard nothing checks that its run can still write events: first soon, then rarely. */
+const FIRST_IDLE_MS = 1000;
+const IDLE_MS = 5000;
+/** Events handed over in memory beyond this many unread are dropped and re-read from the table. */
+const MAX_QUEUED = 1000;
 
 export class RunEventLog {
+  /** In-process hand-over of durable events, by run id. */
+  private readonly local = new EventEmitter();
+
   constructor(
     private readonly store: RunStore,
     private readonly notifier: Notifier,
-  ) {}
+  ) {
+    this.local.setMaxListeners(0);
+  }
 
   /** A writer for one run's events: numbers them and flushes in small batches. */
   writer(runId: string, firstSeq = 0): RunEventWriter {
-    return new RunEventWriter(runId, firstSeq, this.store, this.notifier);
+    return new RunEventWriter(runId, firstSeq, this);
+  }
+
+  /** Makes a batch durable, wakes other replicas (same statement), then local readers. */
+  async append(runId: string, batch: RunEvent[]): Promise<void> {
+    await this.store.appendEvents(runId, batch, {
+      channel: CHANNELS.events,
+      payload: this.notifier.remotePayload(runId),
+    });
+    this.local.emit(runId, batch);
   }
 
   /** Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`). */
   async *read(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<RunEvent> {
     let seq = afterSeq;
-    let checkedAt = Date.now();
-    while (!signal?.aborted) {
-      // Subscribe before reading, so an append between the read and the wait is not missed.
-      const woken = waitFor(this.notifier, CHANNELS.events, (id) => id === runId, POLL_MS, signal);
-      const events = await this.store.eventsAfter(runId, seq);
-      for (const event of events) {
-        if (event.event === END_EVENT) return;
-        seq = event.seq;
-        yield event;
-      }
-      if (events.length) continue;
-      // No end marker comes for a run deleted before it ran (its thread was deleted), nor for
-      // one whose log the retention sweep already dropped.
-      if (Date.now() - checkedAt >= LIVENESS_CHECK_MS) {
-        checkedAt = Date.now();
+    let queued: RunEvent[] = [];
+    let mustQuery = true;
+    let wake: (() => void) | undefined;
+    const onLocal = (batch: RunEvent[]) => {
+      if (queued.length < MAX_QUEUED) queued.push(...batch);
+      else mustQuery = true;
+      wake?.();
+    };
+    const offRemote = this.notifier.on(CHANNELS.events, (id) => {
+      if (id !== runId && id !== '*') return;
+      mustQuery = true;
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    this.local.on(runId, onLocal);
+    signal?.addEventListener('abort', onAbort);
+    try {
+      let idleMs = FIRST_IDLE_MS;
+      while (!signal?.aborted) {
+        queued = queued.filter((e) => e.seq > seq);
+        let batch: RunEvent[] = [];
+        if (!mustQuery && queued[0]?.seq === seq + 1) {
+          // Batches arrive whole and in order, so a queue that starts right after us is gapless.
+          batch = queued;
+          queued = [];
+        } else if (mustQuery || queued.length) {
+          // Subscribed before reading, so nothing appended meanwhile is missed.
+          mustQuery = false;
+          batch = await this.store.eventsAfter(runId, seq);
+        }
+        for (const event of batch) {
+          if (event.seq <= seq) continue;
+          if (event.event === END_EVENT) return;
+          seq = event.seq;
+          yield event;
+        }
+        if (batch.length || mustQuery || queued.length) continue;
+        const heard = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), idleMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+        });
+        wake = undefined;
+        if (heard) continue;
+        idleMs = IDLE_MS;
+        // No end marker comes for a run deleted before it ran (its thread was deleted), nor for
+        // one whose log the retention sweep already dropped.
         if (!(await this.store.isActive(runId))) {
-          const late = await this.store.eventsAfter(runId, seq);
-          for (const event of late) {
+          for (const event of await this.store.eventsAfter(runId, seq)) {
             if (event.event === END_EVENT) return;
             yield event;
           }
           return;
         }
+        mustQuery = true;
       }
-      await woken;
+    } finally {
+      this.local.off(runId, onLocal);
+      offRemote();
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -70,8 +126,7 @@ export class RunEventWriter {
   constructor(
     private readonly runId: string,
     private seq: number,
-    private readonly store: RunStore,
-    private readonly notifier: Notifier,
+    private readonly log: RunEventLog,
   ) {}
 
   push(event: string, data: unknown): void {
@@ -87,9 +142,7 @@ export class RunEventWriter {
     const batch = this.pending;
     this.pending = [];
     this.flushing = this.flushing.then(async () => {
-      if (!batch.length) return;
-      await this.store.appendEvents(this.runId, batch);
-      await this.notifier.notify(CHANNELS.events, this.runId);
+      if (batch.length) await this.log.append(this.runId, batch);
     });
     return this.flushing;
   }

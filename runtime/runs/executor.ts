@@ -51,9 +51,10 @@ export class RunExecutor {
     const signal = AbortSignal.any([cancel, deadline]);
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
     const kwargs = run.kwargs as unknown as RunKwargs;
+    // A first attempt has no events yet; a retry continues after the ones it already wrote.
     const writer = this.deps.events.writer(
       run.run_id,
-      (await this.deps.events.lastSeq(run.run_id)) + 1,
+      run.attempt > 1 ? (await this.deps.events.lastSeq(run.run_id)) + 1 : 0,
     );
     writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
     let status: RunStatus = 'success';

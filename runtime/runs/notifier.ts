@@ -22,6 +22,7 @@ export class Notifier {
   private readonly origin = randomUUID();
   private client: pg.Client | undefined;
   private stopped = false;
+  private everConnected = false;
 
   constructor(
     private readonly databaseUrl: string,
@@ -50,7 +51,11 @@ export class Notifier {
     });
     await client.connect();
     for (const channel of Object.values(CHANNELS)) await client.query(`LISTEN ${channel}`);
+    const reconnected = this.everConnected;
+    this.everConnected = true;
     this.client = client;
+    // Notifications sent while we were disconnected are lost: every waiter looks again.
+    if (reconnected) for (const channel of Object.values(CHANNELS)) this.emitter.emit(channel, '*');
   }
 
   on(channel: Channel, listener: (payload: string) => void): () => void {
@@ -58,10 +63,15 @@ export class Notifier {
     return () => this.emitter.off(channel, listener);
   }
 
+  /** The NOTIFY payload that wakes other processes' listeners but not this one's (see `origin`). */
+  remotePayload(payload: string): string {
+    return `${this.origin}|${payload}`;
+  }
+
   /** Wakes local listeners now and remote ones through PostgreSQL. */
   async notify(channel: Channel, payload = ''): Promise<void> {
     this.emitter.emit(channel, payload);
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, `${this.origin}|${payload}`]);
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, this.remotePayload(payload)]);
   }
 
   async stop(): Promise<void> {

@@ -198,14 +198,23 @@ export class RunStore {
     return (rowCount ?? 0) > 0;
   }
 
-  async appendEvents(runId: string, events: RunEvent[]): Promise<void> {
+  /** Appends a batch of events and, in the same statement, sends `notify` (if given). */
+  async appendEvents(
+    runId: string,
+    events: RunEvent[],
+    notify?: { channel: string; payload: string },
+  ): Promise<void> {
     if (!events.length) return;
-    await this.pool.query(
-      `INSERT INTO run_events (run_id, seq, event, data)
-       SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($2::jsonb) AS e(seq integer, event text, data jsonb)
-       ON CONFLICT DO NOTHING`,
-      [runId, JSON.stringify(events)],
-    );
+    await this.pool.query({
+      name: 'runs.appendEvents',
+      text: `WITH added AS (
+         INSERT INTO run_events (run_id, seq, event, data)
+         SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($2::jsonb) AS e(seq integer, event text, data jsonb)
+         ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT CASE WHEN $3::text IS NULL THEN NULL ELSE pg_notify($3, $4) END
+       FROM (SELECT count(*) FROM added) AS n`,
+      values: [runId, JSON.stringify(events), notify?.channel ?? null, notify?.payload ?? null],
+    });
   }
 
   /** Highest sequence number written for a run, -1 when none. */
@@ -218,10 +227,11 @@ export class RunStore {
   }
 
   async eventsAfter(runId: string, afterSeq: number): Promise<RunEvent[]> {
-    const { rows } = await this.pool.query<RunEvent>(
-      'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
-      [runId, afterSeq],
-    );
+    const { rows } = await this.pool.query<RunEvent>({
+      name: 'runs.eventsAfter',
+      text: 'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
+      values: [runId, afterSeq],
+    });
     return rows;
   }
 

@@ -99,6 +99,11 @@ export class RunWorker {
   }
 
   private async onCancel(runId: string): Promise<void> {
+    // After a reconnect ('*'), a cancel may have been missed: look at every active run.
+    if (runId === '*') {
+      await Promise.all([...this.active.keys()].map((id) => this.onCancel(id)));
+      return;
+    }
     const controller = this.active.get(runId);
     if (!controller) return;
     const run = await this.store.getById(runId);
