@@ -34,6 +34,25 @@ export class HttpClient {
     return { status: res.statusCode, body: await res.body.text() };
   }
 
+  /** Nanoseconds from sending a request to the first body chunk; then reads the body to its end. */
+  async firstChunk(method: string, path: string, body?: string): Promise<bigint> {
+    const sent = process.hrtime.bigint();
+    const res = await this.pool.request({
+      method: method,
+      path,
+      ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
+    });
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      throw new Error(
+        `${method} ${path} -> ${res.statusCode}: ${(await res.body.text()).slice(0, 300)}`,
+      );
+    }
+    let first: bigint | undefined;
+    await drain(res.body, () => (first ??= process.hrtime.bigint() - sent));
+    if (first === undefined) throw new Error(`${method} ${path}: empty body`);
+    return first;
+  }
+
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.request(
       method,
@@ -49,6 +68,16 @@ export class HttpClient {
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** Reads an async iterable to its end, calling `onChunk` for each chunk. */
+export async function drain(source: AsyncIterable<unknown>, onChunk?: () => void): Promise<number> {
+  let chunks = 0;
+  for await (const chunk of source) {
+    chunks += chunk === undefined ? 0 : 1;
+    onChunk?.();
+  }
+  return chunks;
 }
 
 export interface RequestSpec {
@@ -116,49 +145,58 @@ export function summarize(windows: LoadResult[]): LoadResult {
   };
 }
 
-async function loop(
+function loop(
   client: HttpClient,
   next: (worker: number) => RequestSpec,
   concurrency: number,
   durationMs: number,
   record: boolean,
 ): Promise<LoadResult> {
+  return measureTasks(
+    async (index) => {
+      const spec = next(index);
+      const res = await client.request(spec.method, spec.path, spec.body);
+      if (res.status < 200 || res.status >= 300)
+        throw new Error(`${spec.method} ${spec.path} -> ${res.status}: ${res.body.slice(0, 300)}`);
+      const problem = spec.check?.(res.body);
+      if (problem !== undefined) throw new Error(`${spec.method} ${spec.path}: ${problem}`);
+    },
+    { concurrency, durationMs, record },
+  );
+}
+
+/**
+ * A closed loop of any task: `concurrency` workers, each starting its next task when the last
+ * one ended, for `durationMs`. A task that throws counts as an error; one that returns a number
+ * of nanoseconds reports that as its latency (e.g. time to a first byte) instead of its duration.
+ */
+export async function measureTasks(
+  task: (worker: number) => Promise<bigint | void>,
+  options: { concurrency: number; durationMs: number; record: boolean },
+): Promise<LoadResult> {
   const histogram = createHistogram();
   let ok = 0;
   let errors = 0;
   let firstError: string | undefined;
-  const fail = (message: string) => {
-    errors++;
-    firstError ??= message;
-  };
   const cpuBefore = process.cpuUsage();
   const start = performance.now();
-  const deadline = start + durationMs;
+  const deadline = start + options.durationMs;
 
   const worker = async (index: number) => {
     while (performance.now() < deadline) {
-      const spec = next(index);
       const sent = process.hrtime.bigint();
       try {
-        const res = await client.request(spec.method, spec.path, spec.body);
-        const took = process.hrtime.bigint() - sent;
-        if (res.status < 200 || res.status >= 300) {
-          fail(`${spec.method} ${spec.path} -> ${res.status}: ${res.body.slice(0, 300)}`);
-          continue;
-        }
-        const problem = spec.check?.(res.body);
-        if (problem !== undefined) {
-          fail(`${spec.method} ${spec.path}: ${problem}`);
-          continue;
-        }
+        const reported = await task(index);
+        const took = reported ?? process.hrtime.bigint() - sent;
         ok++;
-        if (record) histogram.record(took > 0n ? took : 1n);
+        if (options.record) histogram.record(took > 0n ? took : 1n);
       } catch (err) {
-        fail(`${spec.method} ${spec.path}: ${err instanceof Error ? err.message : String(err)}`);
+        errors++;
+        firstError ??= err instanceof Error ? err.message : String(err);
       }
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, (_, i) => worker(i)));
+  await Promise.all(Array.from({ length: options.concurrency }, (_, i) => worker(i)));
 
   const elapsedMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuBefore);

@@ -25,6 +25,10 @@ export interface RunningServer {
   stop(): Promise<void>;
   /** Freezes (SIGSTOP) or thaws (SIGCONT) the server process, to keep it off the CPU. */
   freeze(frozen: boolean): void;
+  /** The server process, for memory readings. */
+  pid: number;
+  /** Graphdock only: its PostgreSQL database. */
+  databaseUrl?: string;
 }
 
 function freezer(child: { pid?: number | undefined }) {
@@ -127,6 +131,7 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
     output: log,
     stop,
     freeze: freezer(child),
+    pid: child.pid ?? 0,
   };
 }
 
@@ -170,6 +175,8 @@ export async function startGraphdock(): Promise<RunningServer> {
       output: log,
       stop,
       freeze: freezer(child),
+      pid: child.pid ?? 0,
+      databaseUrl: pg.url,
     };
   } catch (err) {
     await stop();

@@ -1,28 +1,27 @@
 // Run throughput and latency: stateful wait, threadless wait and stateful stream on the echo
-// graph, with 16 clients and with 1, against the official in-memory server in the same run.
-// Same method as bench/http: both servers side by side, alternating windows, the one not being
-// measured frozen, medians reported, targets judged against the baseline's best window.
+// graph, with 16 clients and with 1, plus the time to the first SSE event, against the official
+// in-memory server in the same run, and against the in-process ceiling (`graph.invoke` on the
+// same PostgreSQL checkpointer). Same method as bench/http: parties side by side, alternating
+// windows, the ones not being measured frozen, medians reported, targets judged against the
+// baseline's best window. Then 2,000 open SSE streams on Graphdock and its memory growth.
 //
-//   npm run bench:runs -- [--duration 5] [--repeats 3] [--warmup 2]
+//   npm run bench:runs -- [--duration 5] [--repeats 3] [--warmup 2] [--streams 2000]
+import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   HttpClient,
-  runWindow,
+  measureTasks,
   summarize,
   type LoadResult,
   type RequestSpec,
 } from '../http/load.js';
 import { Lockstep, freezingOthers } from '../http/lockstep.js';
 import { writeJsonReport } from '../http/report.js';
-import {
-  REPO_ROOT,
-  startBaseline,
-  startGraphdock,
-  type RunningServer,
-  type ServerName,
-} from '../http/servers.js';
+import { REPO_ROOT, startBaseline, startGraphdock, type RunningServer } from '../http/servers.js';
+import { startCeiling, type Ceiling, type CeilingKind } from './ceiling.js';
+import { openStreams, type StreamsResult } from './streams.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +29,7 @@ const { values } = parseArgs({
     repeats: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '2' },
     'threads-per-client': { type: 'string', default: '20' },
+    streams: { type: 'string', default: '2000' },
   },
 });
 const options = {
@@ -37,7 +37,10 @@ const options = {
   repeats: Number(values.repeats),
   warmupMs: Number(values.warmup) * 1000,
   threadsPerClient: Number(values['threads-per-client']),
+  streams: Number(values.streams),
 };
+
+type Party = 'baseline' | 'graphdock' | 'ceiling';
 
 const body = (content: string) =>
   JSON.stringify({ assistant_id: 'echo', input: { messages: [{ role: 'user', content }] } });
@@ -51,36 +54,56 @@ const streamed = (text: string) =>
 interface Op {
   id: string;
   concurrency: number;
-  next: (threads: string[], worker: number, n: number) => RequestSpec;
+  /** What the in-process ceiling does for this operation. */
+  ceiling: CeilingKind;
+  /** Latency is the time to the first SSE chunk, not to the end of the run. */
+  firstEvent?: boolean;
+  request: (threads: string[], worker: number, n: number) => RequestSpec;
 }
 
-const OPS: Op[] = [16, 1].flatMap((concurrency) => [
+const threadOf = (threads: string[], worker: number, n: number) =>
+  threads[(worker * options.threadsPerClient + (n % options.threadsPerClient)) % threads.length];
+const statefulStream = (threads: string[], worker: number, n: number): RequestSpec => ({
+  method: 'POST',
+  path: `/threads/${threadOf(threads, worker, n)}/runs/stream`,
+  body: body('ping'),
+  check: streamed,
+});
+
+const OPS: Op[] = [
+  ...[16, 1].flatMap((concurrency): Op[] => [
+    {
+      id: `stateful wait x${concurrency}`,
+      concurrency,
+      ceiling: 'stateful',
+      request: (threads, worker, n) => ({
+        method: 'POST',
+        path: `/threads/${threadOf(threads, worker, n)}/runs/wait`,
+        body: body('ping'),
+        check: echoed,
+      }),
+    },
+    {
+      id: `threadless wait x${concurrency}`,
+      concurrency,
+      ceiling: 'threadless',
+      request: () => ({ method: 'POST', path: '/runs/wait', body: body('ping'), check: echoed }),
+    },
+    {
+      id: `stateful stream x${concurrency}`,
+      concurrency,
+      ceiling: 'stream',
+      request: statefulStream,
+    },
+  ]),
   {
-    id: `stateful wait x${concurrency}`,
-    concurrency,
-    next: (threads, worker, n) => ({
-      method: 'POST',
-      path: `/threads/${threads[(worker * options.threadsPerClient + (n % options.threadsPerClient)) % threads.length]}/runs/wait`,
-      body: body('ping'),
-      check: echoed,
-    }),
+    id: 'first event x1',
+    concurrency: 1,
+    ceiling: 'stream',
+    firstEvent: true,
+    request: statefulStream,
   },
-  {
-    id: `threadless wait x${concurrency}`,
-    concurrency,
-    next: () => ({ method: 'POST', path: '/runs/wait', body: body('ping'), check: echoed }),
-  },
-  {
-    id: `stateful stream x${concurrency}`,
-    concurrency,
-    next: (threads, worker, n) => ({
-      method: 'POST',
-      path: `/threads/${threads[(worker * options.threadsPerClient + (n % options.threadsPerClient)) % threads.length]}/runs/stream`,
-      body: body('ping'),
-      check: streamed,
-    }),
-  },
-]);
+];
 
 async function createThreads(server: RunningServer, count: number): Promise<string[]> {
   const client = new HttpClient(server.url, 16);
@@ -95,76 +118,133 @@ async function createThreads(server: RunningServer, count: number): Promise<stri
   }
 }
 
+function httpWindow(server: RunningServer, threads: string[], op: Op) {
+  return async (record: boolean) => {
+    const client = new HttpClient(server.url, op.concurrency);
+    const counters = new Map<number, number>();
+    try {
+      return await measureTasks(
+        async (worker) => {
+          const n = (counters.get(worker) ?? 0) + 1;
+          counters.set(worker, n);
+          const spec = op.request(threads, worker, n);
+          if (op.firstEvent) return client.firstChunk(spec.method, spec.path, spec.body);
+          const res = await client.request(spec.method, spec.path, spec.body);
+          if (res.status < 200 || res.status >= 300)
+            throw new Error(`${spec.path} -> ${res.status}: ${res.body.slice(0, 300)}`);
+          const problem = spec.check?.(res.body);
+          if (problem) throw new Error(`${spec.path}: ${problem}`);
+        },
+        {
+          concurrency: op.concurrency,
+          durationMs: record ? options.durationMs : options.warmupMs,
+          record,
+        },
+      );
+    } finally {
+      await client.close();
+    }
+  };
+}
+
+function ceilingWindow(ceiling: Ceiling, op: Op) {
+  return (record: boolean) => {
+    const counters = new Map<number, number>();
+    return measureTasks(
+      async (worker) => {
+        const n = (counters.get(worker) ?? 0) + 1;
+        counters.set(worker, n);
+        if (!op.firstEvent) return ceiling.run(op.ceiling, worker, n);
+        return ceiling.firstChunk(worker, n);
+      },
+      {
+        concurrency: op.concurrency,
+        durationMs: record ? options.durationMs : options.warmupMs,
+        record,
+      },
+    );
+  };
+}
+
+const rssMiB = (pid: number) => {
+  const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+};
+
 async function main(): Promise<number> {
   console.log('# Graphdock run benchmark');
-  const servers: [ServerName, RunningServer][] = [
-    ['baseline', await startBaseline(10)],
-    ['graphdock', await startGraphdock()],
+  const baseline = await startBaseline(10);
+  const graphdock = await startGraphdock();
+  const ceiling = await startCeiling(graphdock.databaseUrl!, options.threadsPerClient);
+  const servers: [Party, RunningServer][] = [
+    ['baseline', baseline],
+    ['graphdock', graphdock],
   ];
-  const results: Record<string, Record<string, LoadResult>> = {};
+  const parties: [Party, { freeze(frozen: boolean): void }][] = [
+    ...servers,
+    ['ceiling', { freeze: () => undefined }],
+  ];
+  const results: Record<string, Partial<Record<Party, LoadResult>>> = {};
+  let streams: StreamsResult | undefined;
   try {
-    const threads = new Map<ServerName, string[]>();
+    const threads = new Map<Party, string[]>();
     for (const [name, server] of servers)
       threads.set(name, await createThreads(server, 16 * options.threadsPerClient));
     const lockstep = new Lockstep(
-      servers.map(([name]) => name),
+      parties.map(([name]) => name),
       {
         repeats: options.repeats,
         warmup: options.warmupMs > 0,
         settleMs: 9000,
         settleAfter: ['baseline'],
-        around: freezingOthers(servers),
+        around: freezingOthers(parties),
       },
     );
     for (const op of OPS) {
       await Promise.all(
-        servers.map(async ([name, server]) => {
-          const client = new HttpClient(server.url, op.concurrency);
-          const counters = new Map<number, number>();
-          const next = (worker: number) => {
-            const n = (counters.get(worker) ?? 0) + 1;
-            counters.set(worker, n);
-            return op.next(threads.get(name) ?? [], worker, n);
-          };
-          try {
-            const windows = await lockstep.measure(
-              name,
-              op.id,
-              (record) =>
-                runWindow(client, next, { ...options, concurrency: op.concurrency }, record),
-              true,
-            );
-            const result = summarize(windows);
-            (results[op.id] ??= {})[name] = result;
-            console.log(
-              `  ${name.padEnd(9)} ${op.id.padEnd(22)} ${result.opsPerSec.toFixed(1).padStart(7)} runs/s  ` +
-                `p50 ${result.p50Ms.toFixed(1)} ms  p99 ${result.p99Ms.toFixed(1)} ms  errors ${result.errors}` +
-                `  (windows ${(result.windows ?? []).join('/')})`,
-            );
-          } finally {
-            await client.close();
-          }
+        parties.map(async ([name]) => {
+          const server = servers.find(([n]) => n === name)?.[1];
+          const window = server
+            ? httpWindow(server, threads.get(name) ?? [], op)
+            : ceilingWindow(ceiling, op);
+          const result = summarize(await lockstep.measure(name, op.id, window, true));
+          (results[op.id] ??= {})[name] = result;
+          console.log(
+            `  ${name.padEnd(9)} ${op.id.padEnd(22)} ${result.opsPerSec.toFixed(1).padStart(7)} runs/s  ` +
+              `p50 ${result.p50Ms.toFixed(1)} ms  p99 ${result.p99Ms.toFixed(1)} ms  errors ${result.errors}` +
+              `  (windows ${(result.windows ?? []).join('/')})${result.firstError ? ` first error: ${result.firstError}` : ''}`,
+          );
         }),
       );
     }
+    baseline.freeze(true);
+    streams = await openStreams(graphdock, options.streams, () => rssMiB(graphdock.pid));
+    baseline.freeze(false);
+    console.log(
+      `\n${streams.opened}/${options.streams} SSE streams open on Graphdock: RSS ${streams.rssBeforeMiB.toFixed(0)} -> ` +
+        `${streams.rssOpenMiB.toFixed(0)} MiB (+${(streams.rssOpenMiB - streams.rssBeforeMiB).toFixed(0)} MiB); ` +
+        `${streams.delivered}/${streams.probes} probe runs delivered to their streams; after closing ${streams.rssAfterMiB.toFixed(0)} MiB`,
+    );
   } finally {
+    await ceiling.close();
     await Promise.all(servers.map(([, s]) => s.stop()));
   }
 
   console.log(
-    '\n| operation | baseline runs/s | p50 ms | graphdock runs/s | p50 ms | ratio of medians | ratio to baseline best |',
+    '\n| operation | baseline runs/s | p50 ms | graphdock runs/s | p50 ms | ceiling runs/s | p50 ms | vs baseline (medians) | vs baseline best | share of ceiling |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   let failed = false;
   for (const op of OPS) {
-    const b = results[op.id]?.baseline;
-    const g = results[op.id]?.graphdock;
-    if (!b || !g) continue;
-    failed ||= b.errors + g.errors > 0;
+    const { baseline: b, graphdock: g, ceiling: c } = results[op.id] ?? {};
+    if (!b || !g || !c) continue;
+    failed ||= b.errors + g.errors + c.errors > 0;
     const best = Math.max(b.opsPerSec, ...(b.windows ?? []));
     console.log(
       `| ${op.id} | ${b.opsPerSec.toFixed(1)} | ${b.p50Ms.toFixed(1)} | ${g.opsPerSec.toFixed(1)} | ` +
-        `${g.p50Ms.toFixed(1)} | ${(g.opsPerSec / b.opsPerSec).toFixed(2)}x | ${(g.opsPerSec / best).toFixed(2)}x |`,
+        `${g.p50Ms.toFixed(1)} | ${c.opsPerSec.toFixed(1)} | ${c.p50Ms.toFixed(1)} | ` +
+        `${(g.opsPerSec / b.opsPerSec).toFixed(2)}x | ${(g.opsPerSec / best).toFixed(2)}x | ` +
+        `${((g.opsPerSec / c.opsPerSec) * 100).toFixed(0)}% |`,
     );
   }
   const file = writeJsonReport(join(REPO_ROOT, 'bench', 'results'), {
@@ -177,9 +257,10 @@ async function main(): Promise<number> {
       node: process.version,
     },
     results,
+    streams,
   });
   console.log(`\nJSON: ${file}`);
-  return failed ? 1 : 0;
+  return failed || (streams && streams.opened < options.streams) ? 1 : 0;
 }
 
 main().then(

@@ -7,7 +7,7 @@ import type { Logger } from '../../common/logging/index.js';
 import type { Pool } from '../../common/db/index.js';
 
 export const CHANNELS = {
-  /** A run became claimable. */
+  /** A run became claimable; payload: its thread id, or empty. */
   runs: 'graphdock_runs',
   /** Events were appended to a run's log; payload: run id. */
   events: 'graphdock_run_events',

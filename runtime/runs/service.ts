@@ -108,7 +108,8 @@ export class RunService {
       return { run: created, cancelled: toCancel };
     });
     await this.afterCancel(cancelled);
-    await this.deps.notifier.notify(CHANNELS.runs);
+    // The payload names the thread, so thread streams wake only for their own thread.
+    await this.deps.notifier.notify(CHANNELS.runs, run.thread_id);
     return run;
   }
 
@@ -169,11 +170,6 @@ export class RunService {
       runs: this.deps.runs,
       events: this.deps.events,
       notifier: this.deps.notifier,
-      threadExists: (id: string) =>
-        this.deps.threads.getRow(id).then(
-          () => true,
-          () => false,
-        ),
     };
     return (signal) => threadEvents(deps, threadId, modes, start, signal);
   }

@@ -237,19 +237,29 @@ export class RunStore {
 
   /**
    * The thread's first run created after `afterUs` (microseconds since the epoch, the thread
-   * stream's cursor), with its own creation time in the same unit.
+   * stream's cursor), with its own creation time in the same unit; `thread: false` once the
+   * thread is gone.
    */
   async nextOfThread(
     threadId: string,
     afterUs: bigint,
-  ): Promise<{ run_id: string; created_us: string } | undefined> {
-    const { rows } = await this.pool.query<{ run_id: string; created_us: string }>(
-      `SELECT run_id, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
-       FROM runs WHERE thread_id = $1 AND (extract(epoch FROM created_at) * 1000000)::bigint > $2
-       ORDER BY created_at, run_id LIMIT 1`,
-      [threadId, afterUs.toString()],
-    );
-    return rows[0];
+  ): Promise<{ thread: boolean; run?: { run_id: string; created_us: string } }> {
+    const { rows } = await this.pool.query<{
+      thread: boolean;
+      run_id: string | null;
+      created_us: string | null;
+    }>({
+      name: 'runs.nextOfThread',
+      text: `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1) AS thread, r.run_id, r.created_us
+       FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+         SELECT run_id, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
+         FROM runs WHERE thread_id = $1 AND (extract(epoch FROM created_at) * 1000000)::bigint > $2
+         ORDER BY created_at, run_id LIMIT 1) AS r ON true`,
+      values: [threadId, afterUs.toString()],
+    });
+    const row = rows[0];
+    if (!row?.run_id || !row.created_us) return { thread: !!row?.thread };
+    return { thread: row.thread, run: { run_id: row.run_id, created_us: row.created_us } };
   }
 
   /** Where a live thread stream starts: just before its oldest active run, or now. */

@@ -16,7 +16,8 @@ const MODE_EVENTS: Record<Exclude<ThreadStreamMode, 'run_modes'>, (event: string
   state_update: (event) => event === 'values',
 };
 
-const IDLE_POLL_MS = 1000;
+/** NOTIFY wakes a waiting stream; this slow poll only covers a lost notification. */
+const IDLE_POLL_MS = 5000;
 
 export interface ThreadCursor {
   /** Runs created after this instant (µs) are streamed. */
@@ -44,7 +45,6 @@ export interface ThreadStreamDeps {
   runs: RunStore;
   events: RunEventLog;
   notifier: Notifier;
-  threadExists: (threadId: string) => Promise<boolean>;
 }
 
 export async function* threadEvents(
@@ -58,10 +58,16 @@ export async function* threadEvents(
     modes.includes('run_modes') || modes.some((m) => m !== 'run_modes' && MODE_EVENTS[m](event));
   let cursor = start ?? { afterUs: await deps.runs.threadStreamStart(threadId) };
   while (!signal.aborted) {
-    const woken = waitFor(deps.notifier, CHANNELS.runs, () => true, IDLE_POLL_MS, signal);
-    const next = await deps.runs.nextOfThread(threadId, cursor.afterUs);
+    const woken = waitFor(
+      deps.notifier,
+      CHANNELS.runs,
+      (id) => id === threadId || id === '*',
+      IDLE_POLL_MS,
+      signal,
+    );
+    const { thread, run: next } = await deps.runs.nextOfThread(threadId, cursor.afterUs);
     if (!next) {
-      if (!(await deps.threadExists(threadId))) return;
+      if (!thread) return;
       await woken;
       continue;
     }
