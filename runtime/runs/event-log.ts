@@ -3,6 +3,7 @@
 // Readers in the process that executes the run get new events handed over in memory once they
 // are durable; readers elsewhere are woken by NOTIFY and read them from the table.
 import { EventEmitter } from 'node:events';
+import type { PoolClient } from '../../common/db/index.js';
 import type { RunEvent, RunStore } from './store.js';
 import { CHANNELS, type Notifier } from './notifier.js';
 
@@ -37,6 +38,15 @@ export class RunEventLog {
       payload: this.notifier.remotePayload(runId),
     });
     this.local.emit(runId, batch);
+  }
+
+  /**
+   * The `metadata` event of a run's first attempt, written with the run itself so that a stream
+   * can send it before any worker has picked the run up. Retries write their own.
+   */
+  writeFirst(runId: string, db: PoolClient): Promise<void> {
+    const metadata = { seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } };
+    return this.store.appendEvents(runId, [metadata], undefined, db);
   }
 
   /** Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`). */

@@ -51,12 +51,13 @@ export class RunExecutor {
     const signal = AbortSignal.any([cancel, deadline]);
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
     const kwargs = run.kwargs as unknown as RunKwargs;
-    // A first attempt has no events yet; a retry continues after the ones it already wrote.
+    // A first attempt's metadata event was written with the run; a retry continues after the
+    // events it already wrote, with a metadata event of its own.
     const writer = this.deps.events.writer(
       run.run_id,
-      run.attempt > 1 ? (await this.deps.events.lastSeq(run.run_id)) + 1 : 0,
+      run.attempt > 1 ? (await this.deps.events.lastSeq(run.run_id)) + 1 : 1,
     );
-    writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
+    if (run.attempt > 1) writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
     let status: RunStatus = 'success';
     let error: { error: string; message: string } | null = null;
     const assistant = await this.deps.assistants.get(run.assistant_id);

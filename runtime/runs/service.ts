@@ -96,6 +96,7 @@ export class RunService {
         },
         db,
       );
+      await this.deps.events.writeFirst(created.run_id, db);
       await this.deps.threads.markBusy(targetThread, threadMetadata, db);
       const toCancel =
         strategy === 'interrupt' || strategy === 'rollback'

@@ -203,9 +203,10 @@ export class RunStore {
     runId: string,
     events: RunEvent[],
     notify?: { channel: string; payload: string },
+    db: Queryable = this.pool,
   ): Promise<void> {
     if (!events.length) return;
-    await this.pool.query({
+    await db.query({
       name: 'runs.appendEvents',
       text: `WITH added AS (
          INSERT INTO run_events (run_id, seq, event, data)
