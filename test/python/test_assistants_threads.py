@@ -7,7 +7,9 @@ only see that test's rows.
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,7 +19,8 @@ from langgraph_sdk.errors import ConflictError, NotFoundError
 
 # The server registers one assistant per graph, with an id derived from the graph id.
 SYSTEM_ASSISTANT_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
-GRAPH_IDS = ("echo", "agent", "interrupt", "slow")
+# Every graph of the example config the server runs.
+GRAPH_IDS = tuple(json.loads((Path(__file__).parents[2] / "examples" / "langgraph.json").read_text())["graphs"])
 SYSTEM_METADATA = {"created_by": "system"}
 
 

@@ -64,3 +64,35 @@ def test_interrupt_and_resume(client: SyncLangGraphClient) -> None:
     assert client.threads.get(thread["thread_id"])["status"] == "interrupted"
     resumed = client.runs.wait(thread["thread_id"], "interrupt", command={"resume": "yes"})
     assert resumed["approved"] is True
+
+
+def test_stream_modes_in_the_official_shapes(client: SyncLangGraphClient) -> None:
+    parts = list(client.runs.stream(None, "agent", input=said("hello there"), stream_mode=["messages", "events"]))
+    partials = [p.data[0]["content"] for p in parts if p.event == "messages/partial"]
+    assert partials[-1] == "You said: hello there"
+    complete = [m for p in parts if p.event == "messages/complete" for m in p.data]
+    assert [m["type"] for m in complete] == ["human", "ai"]
+    assert "on_chat_model_stream" in {p.data["event"] for p in parts if p.event == "events"}
+
+    thread = client.threads.create()
+    checkpoints = [
+        p.data
+        for p in client.runs.stream(thread["thread_id"], "echo", input=said("save"), stream_mode="checkpoints")
+        if p.event == "checkpoints"
+    ]
+    assert [c["metadata"]["step"] for c in checkpoints] == [-1, 0, 1]
+    assert checkpoints[-1]["checkpoint"]["thread_id"] == thread["thread_id"]
+    assert checkpoints[-1]["parent_config"]["configurable"]["checkpoint_id"] == checkpoints[1]["checkpoint"]["checkpoint_id"]
+
+
+def test_thread_stream_replays_every_run(client: SyncLangGraphClient) -> None:
+    thread = client.threads.create()
+    first = client.runs.create(thread["thread_id"], "echo", input=said("one"))
+    second = client.runs.create(thread["thread_id"], "echo", input=said("two"))
+    client.runs.join(thread["thread_id"], second["run_id"])
+    started: list[str] = []
+    for part in client.threads.join_stream(thread["thread_id"], last_event_id="-", stream_mode="lifecycle"):
+        started.append(part.data["run_id"])
+        if len(started) == 2:
+            break
+    assert started == [first["run_id"], second["run_id"]]
