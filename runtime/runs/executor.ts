@@ -161,9 +161,20 @@ export class RunExecutor {
       await this.deps.runs.finish(run.run_id, status, error);
       await this.deps.threads.deleteMany([run.thread_id]);
     } else {
-      await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error, (db) =>
-        this.deps.runs.finish(run.run_id, status, error, db),
-      );
+      try {
+        await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error, (db) =>
+          this.deps.runs.finish(run.run_id, status, error, db),
+        );
+      } catch (err) {
+        // The thread's state cannot be read back (e.g. a checkpointed write its reducers
+        // reject): the run must still end, and the thread says why.
+        log.warn({ err }, 'thread state unreadable after run; settling without it');
+        const failure = error ?? errorOf(err);
+        if (!error) writer.push('error', failure);
+        await this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
+          this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db),
+        );
+      }
     }
     await writer.end();
     log.debug({ status }, 'run finished');

@@ -236,6 +236,18 @@ export class ThreadService {
     });
   }
 
+  /** Ends a run whose thread state cannot be read: the thread goes to `error`, its values stay. */
+  async settleWithoutState(
+    threadId: string,
+    error: unknown,
+    inSameTransaction: (db: PoolClient) => Promise<unknown>,
+  ): Promise<void> {
+    await withTransaction(this.deps.pool, async (db) => {
+      await inSameTransaction(db);
+      await this.deps.store.settle(threadId, 'error', error, db);
+    });
+  }
+
   async getRow(threadId: string): Promise<ThreadRow> {
     const row = await this.deps.store.get(threadId);
     if (!row) throw notFound(`Thread with ID ${threadId} not found`);

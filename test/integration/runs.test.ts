@@ -297,6 +297,23 @@ describe('batches, bulk cancel and implicit threads', () => {
 });
 
 describe('run errors', () => {
+  it('ends a stateful run whose input the graph rejects, instead of leaving it running', async () => {
+    const thread = await rt.client.threads.create();
+    const res = await rt.http(`/threads/${thread.thread_id}/runs/wait`, {
+      method: 'POST',
+      json: { assistant_id: 'echo', input: { messages: [{ bogus: true }] } },
+      signal: AbortSignal.timeout(15_000),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toHaveProperty('__error__');
+    const [run] = await rt.client.runs.list(thread.thread_id);
+    expect(run?.status).toBe('error');
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('error');
+    // The thread stays usable.
+    const next = await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('again') });
+    expect(contents(next).at(-1)).toBe('echo: again');
+  });
+
   it('answers bad input with the right status and detail', async () => {
     const thread = await rt.client.threads.create();
     const unknown = await rt.http(`/threads/${thread.thread_id}/runs`, {
