@@ -1,10 +1,13 @@
 // A2A `message/send` overhead against the same graph's `/runs/wait` on the same server: the
-// same run (echo graph, stateful thread) reached through both doors, windows interleaved
-// A B B A so that drift of this shared VM falls on both alike. Medians of the windows reported.
+// same run (echo graph, stateful thread) reached through both doors.
+// - Latency, one client: requests in pairs (wait then send, or send then wait, alternating), so
+//   both doors meet the same machine; the median of the per-pair differences is the overhead.
+// - Throughput, 8 clients: windows interleaved A B B A; medians of the windows.
+// This VM is shared and noisy: the pairing, not the absolute figures, is what to read.
 //
-//   npm run bench:a2a -- [--duration 5] [--repeats 4] [--warmup 2]
+//   npm run bench:a2a -- [--pairs 150] [--duration 5] [--repeats 4] [--warmup 2]
 import { randomUUID } from 'node:crypto';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -19,6 +22,7 @@ import { REPO_ROOT, startGraphdock } from '../http/servers.js';
 
 const { values } = parseArgs({
   options: {
+    pairs: { type: 'string', default: '150' },
     duration: { type: 'string', default: '5' },
     repeats: { type: 'string', default: '4' },
     warmup: { type: 'string', default: '2' },
@@ -26,6 +30,7 @@ const { values } = parseArgs({
   },
 });
 const options = {
+  pairs: Number(values.pairs),
   durationMs: Number(values.duration) * 1000,
   repeats: Number(values.repeats),
   warmupMs: Number(values.warmup) * 1000,
@@ -115,11 +120,109 @@ async function createThreads(client: HttpClient, count: number): Promise<string[
 }
 
 const DOORS: Door[] = ['runs/wait', 'a2a message/send'];
+const THROUGHPUT_CLIENTS = 8;
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+};
+const quantile = (xs: number[], q: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
+};
+
+interface PairedLatency {
+  pairs: number;
+  errors: number;
+  firstError?: string;
+  waitP50Ms: number;
+  sendP50Ms: number;
+  /** Median, 25th and 75th percentile of (send - wait) within each pair. */
+  overheadP50Ms: number;
+  overheadP25Ms: number;
+  overheadP75Ms: number;
+}
+
+/** One client: a wait and a send back to back, alternating which goes first. */
+async function pairedLatency(client: HttpClient, scenario: Scenario): Promise<PairedLatency> {
+  const latencies: Record<Door, number[]> = { 'runs/wait': [], 'a2a message/send': [] };
+  const differences: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const once = async (door: Door, n: number): Promise<number | undefined> => {
+    const spec = scenario.next[door](0, n);
+    const started = performance.now();
+    const res = await client.request(spec.method, spec.path, spec.body);
+    const took = performance.now() - started;
+    const problem =
+      res.status < 200 || res.status >= 300 ? `HTTP ${res.status}` : spec.check?.(res.body);
+    if (problem === undefined) return took;
+    errors++;
+    firstError ??= `${door}: ${problem}`;
+    return undefined;
+  };
+  const warmupPairs = 10;
+  for (let i = 0; i < options.pairs + warmupPairs; i++) {
+    const order = i % 2 === 0 ? DOORS : [...DOORS].reverse();
+    const took: Partial<Record<Door, number>> = {};
+    for (const door of order) took[door] = await once(door, i);
+    const wait = took['runs/wait'];
+    const send = took['a2a message/send'];
+    if (i < warmupPairs || wait === undefined || send === undefined) continue;
+    latencies['runs/wait'].push(wait);
+    latencies['a2a message/send'].push(send);
+    differences.push(send - wait);
+  }
+  return {
+    pairs: differences.length,
+    errors,
+    ...(firstError === undefined ? {} : { firstError }),
+    waitP50Ms: median(latencies['runs/wait']),
+    sendP50Ms: median(latencies['a2a message/send']),
+    overheadP50Ms: median(differences),
+    overheadP25Ms: quantile(differences, 0.25),
+    overheadP75Ms: quantile(differences, 0.75),
+  };
+}
+
+/** Several clients: windows of each door, A B then B A. */
+async function throughput(
+  client: HttpClient,
+  scenario: Scenario,
+): Promise<Record<Door, LoadResult>> {
+  const windows: Record<Door, LoadResult[]> = { 'runs/wait': [], 'a2a message/send': [] };
+  const counters = new Map<number, number>();
+  const window = (door: Door, record: boolean) =>
+    runWindow(
+      client,
+      (worker) => {
+        const n = (counters.get(worker) ?? 0) + 1;
+        counters.set(worker, n);
+        return scenario.next[door](worker, n);
+      },
+      { ...options, concurrency: THROUGHPUT_CLIENTS },
+      record,
+    );
+  for (const door of DOORS) await window(door, false);
+  for (let r = 0; r < options.repeats; r++) {
+    const order = r % 2 === 0 ? DOORS : [...DOORS].reverse();
+    for (const door of order) windows[door].push(await window(door, true));
+  }
+  return {
+    'runs/wait': summarize(windows['runs/wait']),
+    'a2a message/send': summarize(windows['a2a message/send']),
+  };
+}
+
+interface ScenarioResult {
+  latency: PairedLatency;
+  throughput: Record<Door, LoadResult>;
+}
 
 async function main(): Promise<number> {
   console.log('# A2A message/send overhead against /runs/wait (same server, same graph)');
   const server = await startGraphdock();
-  const results: Record<string, Record<Door, LoadResult>> = {};
+  const results: Record<string, ScenarioResult> = {};
   let failed = false;
   try {
     const setup = new HttpClient(server.url, 4);
@@ -127,61 +230,44 @@ async function main(): Promise<number> {
     const a2aThreads = await createThreads(setup, options.threads);
     await setup.close();
     for (const scenario of scenarios(waitThreads, a2aThreads)) {
-      for (const concurrency of [1, 8]) {
-        const id = `${scenario.id} x${concurrency}`;
-        const client = new HttpClient(server.url, concurrency);
-        const windows: Record<Door, LoadResult[]> = { 'runs/wait': [], 'a2a message/send': [] };
-        const counters = new Map<number, number>();
-        const window = (door: Door, record: boolean) =>
-          runWindow(
-            client,
-            (worker) => {
-              const n = (counters.get(worker) ?? 0) + 1;
-              counters.set(worker, n);
-              return scenario.next[door](worker, n);
-            },
-            { ...options, concurrency },
-            record,
-          );
-        for (const door of DOORS) await window(door, false);
-        for (let r = 0; r < options.repeats; r++) {
-          // A B, then B A: each door goes first as often as second.
-          const order = r % 2 === 0 ? DOORS : [...DOORS].reverse();
-          for (const door of order) windows[door].push(await window(door, true));
-        }
-        await client.close();
-        const summary = {
-          'runs/wait': summarize(windows['runs/wait']),
-          'a2a message/send': summarize(windows['a2a message/send']),
-        };
-        results[id] = summary;
-        for (const door of DOORS) {
-          const s = summary[door];
-          failed ||= s.errors > 0;
-          console.log(
-            `  ${id.padEnd(48)} ${door.padEnd(17)} ${s.opsPerSec.toFixed(1).padStart(7)} runs/s  ` +
-              `p50 ${s.p50Ms.toFixed(1)} ms  p99 ${s.p99Ms.toFixed(1)} ms  errors ${s.errors}` +
-              (s.firstError ? `  (${s.firstError})` : ''),
-          );
-        }
+      const single = new HttpClient(server.url, 1);
+      const latency = await pairedLatency(single, scenario);
+      await single.close();
+      console.log(
+        `  ${scenario.id}: 1 client, ${latency.pairs} pairs: wait p50 ${latency.waitP50Ms.toFixed(1)} ms, ` +
+          `send p50 ${latency.sendP50Ms.toFixed(1)} ms, overhead p50 ${latency.overheadP50Ms.toFixed(1)} ms ` +
+          `(IQR ${latency.overheadP25Ms.toFixed(1)} to ${latency.overheadP75Ms.toFixed(1)}), errors ${latency.errors}` +
+          (latency.firstError ? ` (${latency.firstError})` : ''),
+      );
+      const many = new HttpClient(server.url, THROUGHPUT_CLIENTS);
+      const rates = await throughput(many, scenario);
+      await many.close();
+      for (const door of DOORS) {
+        const r = rates[door];
+        console.log(
+          `  ${scenario.id}: ${THROUGHPUT_CLIENTS} clients, ${door}: ${r.opsPerSec.toFixed(1)} runs/s, ` +
+            `p50 ${r.p50Ms.toFixed(1)} ms, errors ${r.errors} (windows ${(r.windows ?? []).join('/')})` +
+            (r.firstError ? ` (${r.firstError})` : ''),
+        );
       }
+      failed ||= latency.errors + rates['runs/wait'].errors + rates['a2a message/send'].errors > 0;
+      results[scenario.id] = { latency, throughput: rates };
     }
   } finally {
     await server.stop();
   }
 
   console.log(
-    '\n| scenario | clients | /runs/wait runs/s | p50 ms | message/send runs/s | p50 ms | throughput ratio | p50 overhead |',
+    `\n| scenario | wait p50 ms (1 client) | send p50 ms | overhead p50 (IQR) | wait runs/s (${THROUGHPUT_CLIENTS} clients) | send runs/s | throughput ratio |`,
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const [id, r] of Object.entries(results)) {
-    const [name, clients] = [id.replace(/ x\d+$/, ''), id.match(/x(\d+)$/)?.[1] ?? ''];
-    const w = r['runs/wait'];
-    const a = r['a2a message/send'];
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const [id, { latency: l, throughput: t }] of Object.entries(results)) {
+    const w = t['runs/wait'].opsPerSec;
+    const a = t['a2a message/send'].opsPerSec;
     console.log(
-      `| ${name} | ${clients} | ${w.opsPerSec.toFixed(1)} | ${w.p50Ms.toFixed(1)} | ${a.opsPerSec.toFixed(1)} | ` +
-        `${a.p50Ms.toFixed(1)} | ${(a.opsPerSec / w.opsPerSec).toFixed(2)}x | ` +
-        `${(a.p50Ms - w.p50Ms).toFixed(1)} ms (${((a.p50Ms / w.p50Ms - 1) * 100).toFixed(0)}%) |`,
+      `| ${id} | ${l.waitP50Ms.toFixed(1)} | ${l.sendP50Ms.toFixed(1)} | ` +
+        `${l.overheadP50Ms.toFixed(1)} ms (${l.overheadP25Ms.toFixed(1)} to ${l.overheadP75Ms.toFixed(1)}) | ` +
+        `${w.toFixed(1)} | ${a.toFixed(1)} | ${(a / w).toFixed(2)}x |`,
     );
   }
   const file = writeJsonReport(join(REPO_ROOT, 'bench', 'results'), {
@@ -192,6 +278,7 @@ async function main(): Promise<number> {
       cpuModel: cpus()[0]?.model,
       memoryGiB: Math.round(totalmem() / 2 ** 30),
       node: process.version,
+      loadAverage: loadavg(),
     },
     results,
   });
