@@ -185,6 +185,14 @@ export class A2aService {
           'To continue the conversation, send the message with the contextId alone: it starts a new task in the same context.',
       );
     }
+    // A later task in the same context ran past the interrupt: resuming would apply to its state.
+    const [latest] = await this.deps.runs.list(first.thread_id, { limit: 1 });
+    if (latest && latest.run_id !== current.run_id) {
+      throw new RpcError(
+        RpcCode.UNSUPPORTED_OPERATION,
+        `Task ${taskId} can no longer be resumed: a later task in context ${first.thread_id} superseded it`,
+      );
+    }
     const run = await this.createRun(first.thread_id, {
       assistant_id: assistant.assistant_id,
       command: { resume: resumeValue(message) },

@@ -388,6 +388,30 @@ describe('interrupts', () => {
     ).rejects.toBeInstanceOf(UnsupportedOperationError);
   });
 
+  it('a task whose interrupt a later task of the same context ran past cannot be resumed', async () => {
+    const client = await clientFor('interrupt');
+    const asked = asTask(await client.sendMessage({ message: userMessage('draft one') }));
+    expect(asked.status.state).toBe('input-required');
+    const next = asTask(
+      await client.sendMessage({
+        message: userMessage('draft two', { contextId: asked.contextId }),
+      }),
+    );
+    expect(next.id).not.toBe(asked.id);
+    await expect(
+      client.sendMessage({
+        message: userMessage('yes', { contextId: asked.contextId, taskId: asked.id }),
+      }),
+    ).rejects.toBeInstanceOf(UnsupportedOperationError);
+    // The newer task is the one waiting for input, and it resumes.
+    const done = asTask(
+      await client.sendMessage({
+        message: userMessage('yes', { contextId: next.contextId, taskId: next.id }),
+      }),
+    );
+    expect(done.status.state).toBe('completed');
+  });
+
   it('streams an interrupt as a final input-required status, and resumes by stream', async () => {
     const client = await clientFor('interrupt');
     let task: Task | undefined;
