@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
+import { A2aService } from './a2a/index.js';
 import { AssistantService, AssistantStore } from './assistants/index.js';
 import { CheckpointStore, GraphdockCheckpointer } from './checkpoints/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
@@ -150,6 +151,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       runs,
       runEvents,
+      a2a: new A2aService({ runs, events: runEvents, assistants }),
       checkDb: async () => {
         await pool.query('SELECT 1');
       },

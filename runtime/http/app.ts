@@ -10,6 +10,7 @@ import {
 import type { Logger } from '../../common/logging/index.js';
 import type { Registry } from '../../common/metrics/index.js';
 import type { HttpSettings } from '../config/index.js';
+import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
@@ -28,6 +29,7 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   runEvents: RunEventLog;
+  a2a: A2aService;
   checkDb: () => Promise<void>;
 }
 
@@ -84,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (!deps.http.disable_assistants) await scoped.register(assistantRoutes(deps.assistants));
       if (!deps.http.disable_threads) await scoped.register(threadRoutes(deps.threads));
       if (!deps.http.disable_runs) await scoped.register(runRoutes(deps.runs, deps.runEvents));
+      if (!deps.http.disable_a2a)
+        await scoped.register(a2aRoutes(deps.a2a, deps.info.version, prefix));
       if (meta) {
         scoped.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
         await scoped.register(swaggerUi, { routePrefix: '/docs' });

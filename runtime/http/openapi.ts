@@ -2,6 +2,7 @@
 // database: the services behind the routes are never called while the document is built.
 import { createLogger } from '../../common/logging/index.js';
 import { createMetricsRegistry } from '../../common/metrics/index.js';
+import type { A2aService } from '../a2a/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
 import type { ThreadService } from '../threads/index.js';
@@ -26,6 +27,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     threads: unavailable<ThreadService>('threads'),
     runs: unavailable<RunService>('runs'),
     runEvents: unavailable<RunEventLog>('run events'),
+    a2a: unavailable<A2aService>('a2a'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

@@ -1,4 +1,4 @@
-export { RunStore } from './store.js';
+export { RunStore, type RunRow, type RunStatus } from './store.js';
 export { RunService } from './service.js';
 export { RunExecutor } from './executor.js';
 export { RunWorker, type WorkerOptions } from './worker.js';

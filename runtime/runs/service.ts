@@ -120,6 +120,16 @@ export class RunService {
     return run;
   }
 
+  /** A run by id alone, whatever its thread (A2A task ids are run ids). */
+  find(runId: string): Promise<RunRow | undefined> {
+    return this.deps.runs.getById(runId);
+  }
+
+  /** The newest run of a thread tagged with `metadata` (e.g. the latest turn of an A2A task). */
+  latestTagged(threadId: string, metadata: Record<string, unknown>): Promise<RunRow | undefined> {
+    return this.deps.runs.latestWithMetadata(threadId, metadata);
+  }
+
   async list(
     threadId: string,
     options: {

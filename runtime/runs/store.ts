@@ -90,6 +90,19 @@ export class RunStore {
     return rows[0];
   }
 
+  /** The newest run of a thread whose metadata contains `metadata` (jsonb containment). */
+  async latestWithMetadata(
+    threadId: string,
+    metadata: Record<string, unknown>,
+  ): Promise<RunRow | undefined> {
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT * FROM runs WHERE thread_id = $1 AND metadata @> $2::jsonb
+       ORDER BY created_at DESC, run_id DESC LIMIT 1`,
+      [threadId, JSON.stringify(metadata)],
+    );
+    return rows[0];
+  }
+
   async list(
     threadId: string,
     options: { limit: number; offset: number; status?: RunStatus | undefined },

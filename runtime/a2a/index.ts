@@ -1,0 +1,2 @@
+export { A2aService, type A2aServiceDeps } from './service.js';
+export { a2aRoutes } from './routes.js';
