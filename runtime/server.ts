@@ -7,6 +7,7 @@ import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { AssistantService, AssistantStore } from './assistants/index.js';
 import { CheckpointStore, GraphdockCheckpointer } from './checkpoints/index.js';
+import { CronScheduler, CronService, CronStore } from './crons/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry } from './graphs/index.js';
 import { buildApp } from './http/index.js';
@@ -38,6 +39,7 @@ export interface RuntimeOptions {
     leaseSeconds: number;
     timeoutMs: number;
   };
+  crons?: { tickMs: number };
 }
 
 const DEFAULT_RUNS = {
@@ -135,6 +137,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
     worker.start();
 
+    const cronStore = new CronStore(pool);
+    const crons = new CronService({ pool, store: cronStore, assistants, threads });
+    const cronScheduler = new CronScheduler(
+      pool,
+      cronStore,
+      runs,
+      options.crons ?? { tickMs: 1000 },
+      logger.child({ context: 'crons' }),
+    );
+    cronScheduler.start();
+
     const app = await buildApp({
       logger,
       metrics: createMetricsRegistry(),
@@ -148,6 +161,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       runs,
       runEvents,
+      crons,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
@@ -167,6 +181,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       pool,
       close: async () => {
         clearInterval(sweeper);
+        await cronScheduler.stop();
         await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
         await notifier.stop();

@@ -19,6 +19,7 @@ const EnvSchema = z.object({
   BG_JOB_MAX_ATTEMPTS: z.coerce.number().int().positive().default(3),
   BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
+  GRAPHDOCK_CRON_TICK_MS: z.coerce.number().int().positive().default(1000),
 });
 
 export interface ProcessEnv {
@@ -34,6 +35,7 @@ export interface ProcessEnv {
     leaseSeconds: number;
     timeoutMs: number;
   };
+  crons: { tickMs: number };
 }
 
 export class ConfigError extends Error {
@@ -66,5 +68,6 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       leaseSeconds: e.GRAPHDOCK_RUN_LEASE_SECS,
       timeoutMs: e.BG_JOB_TIMEOUT_SECS * 1000,
     },
+    crons: { tickMs: e.GRAPHDOCK_CRON_TICK_MS },
   });
 }

@@ -11,6 +11,7 @@ import type { Logger } from '../../common/logging/index.js';
 import type { Registry } from '../../common/metrics/index.js';
 import type { HttpSettings } from '../config/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
+import { cronRoutes, type CronService } from '../crons/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
 import { registerApiKeyAuth } from './auth.js';
@@ -28,6 +29,7 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   runEvents: RunEventLog;
+  crons: CronService;
   checkDb: () => Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (!deps.http.disable_assistants) await scoped.register(assistantRoutes(deps.assistants));
       if (!deps.http.disable_threads) await scoped.register(threadRoutes(deps.threads));
       if (!deps.http.disable_runs) await scoped.register(runRoutes(deps.runs, deps.runEvents));
+      if (!deps.http.disable_runs) await scoped.register(cronRoutes(deps.crons));
       if (meta) {
         scoped.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
         await scoped.register(swaggerUi, { routePrefix: '/docs' });

@@ -3,6 +3,7 @@
 import { createLogger } from '../../common/logging/index.js';
 import { createMetricsRegistry } from '../../common/metrics/index.js';
 import type { AssistantService } from '../assistants/index.js';
+import type { CronService } from '../crons/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { buildApp } from './app.js';
@@ -26,6 +27,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     threads: unavailable<ThreadService>('threads'),
     runs: unavailable<RunService>('runs'),
     runEvents: unavailable<RunEventLog>('run events'),
+    crons: unavailable<CronService>('crons'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();
