@@ -56,7 +56,7 @@ describe('cron CRUD', () => {
       payload: { input: hi('new year'), config: { tags: ['t'] } },
       user_id: null,
     });
-    const next = new Date(cron.next_run_date!);
+    const next = new Date(cron.next_run_date);
     expect(next.getTime()).toBeGreaterThan(before);
     expect(next.toISOString()).toMatch(/-01-01T00:00:00\.000Z$/);
     expect(await getCron(cron.cron_id)).toEqual(cron);
@@ -358,10 +358,10 @@ describe('crons firing', () => {
     // The dropping cron fired as often: its schedule moved on past several due times.
     const dropped2 = await eventually(
       () => getCron(drop.cron_id),
-      (c) => Date.parse(c.next_run_date!) >= Date.parse(drop.next_run_date!) + 2000,
+      (c) => Date.parse(c.next_run_date!) >= Date.parse(drop.next_run_date) + 2000,
     );
     expect(Date.parse(dropped2.next_run_date!)).toBeGreaterThanOrEqual(
-      Date.parse(drop.next_run_date!) + 2000,
+      Date.parse(drop.next_run_date) + 2000,
     );
     await rt.client.crons.delete(keep.cron_id);
     await rt.client.crons.delete(drop.cron_id);
