@@ -40,8 +40,10 @@ function validateSchedule(schedule: Schedule): void {
   assertSchedule(schedule, ['body', 'schedule']);
 }
 
+/** An end time without an offset (a naive Python datetime) is read as UTC, like schedules. */
 function parseEndTime(value: string | null | undefined): Date | null {
-  return value ? new Date(value) : null;
+  if (!value) return null;
+  return new Date(/(Z|[+-]\d\d:?\d\d)$/i.test(value) ? value : `${value}Z`);
 }
 
 export class CronService {
