@@ -96,7 +96,7 @@ export class CronScheduler {
 
   /**
    * The run, in a savepoint: a firing the run service refuses (the thread is busy and the cron
-   * says `reject`, ...) is skipped and logged, and the schedule still moves on.
+   * says `reject`, ...) or that fails is skipped and logged, and the schedule still moves on.
    */
   private async createRun(
     db: PoolClient,
@@ -118,12 +118,14 @@ export class CronScheduler {
       await db.query('RELEASE SAVEPOINT cron_run');
       return created;
     } catch (err) {
-      if (!(err instanceof AppError)) throw err;
+      // Skipping (not retrying) keeps one cron that always fails from blocking the others.
       await db.query('ROLLBACK TO SAVEPOINT cron_run');
-      this.logger.warn(
-        { cron_id: cron.cron_id, detail: err.detail },
-        'cron run refused; firing skipped',
-      );
+      if (err instanceof AppError)
+        this.logger.warn(
+          { cron_id: cron.cron_id, detail: err.detail },
+          'cron run refused; firing skipped',
+        );
+      else this.logger.error({ err, cron_id: cron.cron_id }, 'cron run failed; firing skipped');
       return undefined;
     }
   }

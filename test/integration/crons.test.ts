@@ -5,7 +5,7 @@ import type { Cron, Run } from '@langchain/langgraph-sdk';
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
 
-const rt = useRuntime({ env: { GRAPHDOCK_CRON_TICK_MS: '100' } });
+const rt = useRuntime({ env: { GRAPHDOCK_CRON_TICK_MS: '100', GRAPHDOCK_SLOW_STEP_MS: '1500' } });
 
 const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
 const EVERY_SECOND = '* * * * * *';
@@ -36,6 +36,11 @@ async function assistant(name: string) {
 }
 
 describe('cron CRUD', () => {
+  it('reports crons as available on /info', async () => {
+    const info = (await (await rt.http('/info')).json()) as { flags: Record<string, boolean> };
+    expect(info.flags.crons).toBe(true);
+  });
+
   it('creates a stateless cron with the run payload, reads, updates and deletes it', async () => {
     const before = Date.now();
     const cron = await rt.client.crons.create('echo', {
@@ -335,6 +340,31 @@ describe('crons firing', () => {
     // Nothing is caught up for the time it was disabled.
     for (const run of runs)
       expect(new Date(scheduledFor(run)).getTime()).toBeGreaterThan(enabledAt - 1000);
+  });
+
+  it('skips the firings a reject cron meets while its thread is busy, then resumes', async () => {
+    const thread = await rt.client.threads.create();
+    const slow = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('busy') });
+    const cron = await rt.client.crons.createForThread(thread.thread_id, 'echo', {
+      schedule: EVERY_SECOND,
+      input: hi('r'),
+      multitaskStrategy: 'reject',
+    });
+    await eventually(
+      () => rt.client.runs.get(thread.thread_id, slow.run_id),
+      (r) => r.status === 'success',
+    );
+    const freedAt = Date.now();
+    const runs = await eventually(
+      () => rt.client.runs.list(thread.thread_id, { limit: 100 }),
+      (r) => r.length >= 2,
+    );
+    await rt.client.crons.delete(cron.cron_id);
+    const fromCron = runs.filter((r) => r.run_id !== slow.run_id);
+    expect(fromCron.length).toBeGreaterThanOrEqual(1);
+    // The slow run took about 3 s: the firings due meanwhile were refused, not queued.
+    const earliest = Math.min(...fromCron.map((r) => Date.parse(scheduledFor(r))));
+    expect(earliest).toBeGreaterThan(freedAt - 1500);
   });
 
   it('gives each firing of a stateless cron a new thread, deleted afterwards unless kept', async () => {
