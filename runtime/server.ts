@@ -8,6 +8,7 @@ import { createMetricsRegistry } from '../common/metrics/index.js';
 import { A2aService } from './a2a/index.js';
 import { AssistantService, AssistantStore } from './assistants/index.js';
 import { CheckpointStore, GraphdockCheckpointer } from './checkpoints/index.js';
+import { CronScheduler, CronService, CronStore } from './crons/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry } from './graphs/index.js';
 import { buildApp } from './http/index.js';
@@ -40,6 +41,7 @@ export interface RuntimeOptions {
     timeoutMs: number;
     eventRetentionSeconds: number;
   };
+  crons?: { tickMs: number };
 }
 
 const DEFAULT_RUNS = {
@@ -138,6 +140,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
     worker.start();
 
+    const cronStore = new CronStore(pool);
+    const crons = new CronService({ pool, store: cronStore, assistants, threads });
+    const cronScheduler = new CronScheduler(
+      pool,
+      cronStore,
+      runs,
+      options.crons ?? { tickMs: 1000 },
+      logger.child({ context: 'crons' }),
+    );
+    cronScheduler.start();
+
     const app = await buildApp({
       logger,
       metrics: createMetricsRegistry(),
@@ -152,6 +165,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       runs,
       runEvents,
       a2a: new A2aService({ runs, events: runEvents, assistants }),
+      crons,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
@@ -183,6 +197,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       close: async () => {
         clearInterval(sweeper);
         clearInterval(eventSweeper);
+        await cronScheduler.stop();
         await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
         await notifier.stop();

@@ -20,6 +20,7 @@ const EnvSchema = z.object({
   BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
   RESUMABLE_STREAM_TTL_SECONDS: z.coerce.number().positive().default(120),
+  GRAPHDOCK_CRON_TICK_MS: z.coerce.number().int().positive().default(1000),
 });
 
 export interface ProcessEnv {
@@ -37,6 +38,7 @@ export interface ProcessEnv {
     /** How long a finished run's events stay for joins and Last-Event-ID. */
     eventRetentionSeconds: number;
   };
+  crons: { tickMs: number };
 }
 
 export class ConfigError extends Error {
@@ -70,5 +72,6 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       timeoutMs: e.BG_JOB_TIMEOUT_SECS * 1000,
       eventRetentionSeconds: e.RESUMABLE_STREAM_TTL_SECONDS,
     },
+    crons: { tickMs: e.GRAPHDOCK_CRON_TICK_MS },
   });
 }

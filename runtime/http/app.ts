@@ -12,6 +12,7 @@ import type { Registry } from '../../common/metrics/index.js';
 import type { HttpSettings } from '../config/index.js';
 import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
+import { cronRoutes, type CronService } from '../crons/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
 import { registerApiKeyAuth } from './auth.js';
@@ -30,6 +31,7 @@ export interface AppDeps {
   runs: RunService;
   runEvents: RunEventLog;
   a2a: A2aService;
+  crons: CronService;
   checkDb: () => Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (!deps.http.disable_runs) await scoped.register(runRoutes(deps.runs, deps.runEvents));
       if (!deps.http.disable_a2a)
         await scoped.register(a2aRoutes(deps.a2a, deps.info.version, prefix));
+      if (!deps.http.disable_runs) await scoped.register(cronRoutes(deps.crons));
       if (meta) {
         scoped.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
         await scoped.register(swaggerUi, { routePrefix: '/docs' });

@@ -42,7 +42,7 @@ export function metaRoutes(
       version: info.version,
       langgraph_js_version: info.langgraphJsVersion,
       context: 'js',
-      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: true },
+      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: true },
       host: { kind: 'self-hosted', project_id: null, revision_id: null, tenant_id: null },
     }));
 

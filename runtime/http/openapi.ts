@@ -4,6 +4,7 @@ import { createLogger } from '../../common/logging/index.js';
 import { createMetricsRegistry } from '../../common/metrics/index.js';
 import type { A2aService } from '../a2a/index.js';
 import type { AssistantService } from '../assistants/index.js';
+import type { CronService } from '../crons/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { buildApp } from './app.js';
@@ -28,6 +29,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     runs: unavailable<RunService>('runs'),
     runEvents: unavailable<RunEventLog>('run events'),
     a2a: unavailable<A2aService>('a2a'),
+    crons: unavailable<CronService>('crons'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

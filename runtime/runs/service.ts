@@ -1,6 +1,6 @@
 // Runs: creation with multitask strategies, waiting and joining, cancellation.
 import { v7 as uuidv7 } from 'uuid';
-import { withTransaction, type Pool } from '../../common/db/index.js';
+import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { ThreadService } from '../threads/index.js';
@@ -43,11 +43,34 @@ export function runBody(row: RunRow) {
   };
 }
 
+export interface CreatedRun {
+  run: RunRow;
+  /** Runs the new one cancels (multitask `interrupt`/`rollback`). */
+  cancelled: RunRow[];
+}
+
 export class RunService {
   constructor(private readonly deps: RunServiceDeps) {}
 
   /** Creates a run on `threadId`, or on a new temporary thread when it is undefined. */
   async create(threadId: string | undefined, body: RunCreateBody): Promise<RunRow> {
+    const created = await withTransaction(this.deps.pool, (db) =>
+      this.createInTransaction(db, threadId, body),
+    );
+    await this.announce(created);
+    return created.run;
+  }
+
+  /**
+   * Creates a run inside the caller's transaction (the cron scheduler creates a run and moves
+   * its schedule on atomically). After COMMIT the caller passes the result to `announce`.
+   */
+  async createInTransaction(
+    db: PoolClient,
+    threadId: string | undefined,
+    body: RunCreateBody,
+    extraKwargs: Record<string, unknown> = {},
+  ): Promise<CreatedRun> {
     const assistant = await this.deps.assistants.get(body.assistant_id).catch((err: unknown) => {
       throw err instanceof AppError && err.code === 'NOT_FOUND'
         ? notFound(
@@ -73,45 +96,46 @@ export class RunService {
     };
     const targetThread = threadId ?? uuidv7();
     const threadMetadata = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
-    if (stateless) await this.deps.threads.createForRun(targetThread, threadMetadata);
+    if (stateless) await this.deps.threads.createForRun(targetThread, threadMetadata, db);
     const strategy = body.multitask_strategy ?? 'enqueue';
-    const { run, cancelled } = await withTransaction(this.deps.pool, async (db) => {
-      let thread = await this.deps.threads.lockForRun(targetThread, db);
-      if (!thread && body.if_not_exists === 'create') {
-        await this.deps.threads.createForRun(targetThread, threadMetadata);
-        thread = await this.deps.threads.lockForRun(targetThread, db);
-      }
-      if (!thread) throw notFound(`Thread with ID ${targetThread} not found`);
-      const inflight = await this.deps.runs.inflight(targetThread, db);
-      if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
-      const created = await this.deps.runs.insert(
-        {
-          run_id: uuidv7(),
-          thread_id: targetThread,
-          assistant_id: assistant.assistant_id,
-          metadata: body.metadata ?? {},
-          kwargs: { ...kwargs, ...(body.webhook ? { webhook: body.webhook } : {}) },
-          multitask_strategy: strategy,
-          after_seconds: body.after_seconds ?? 0,
-        },
-        db,
-      );
-      await this.deps.events.writeFirst(created.run_id, db);
-      await this.deps.threads.markBusy(targetThread, threadMetadata, db);
-      const toCancel =
-        strategy === 'interrupt' || strategy === 'rollback'
-          ? await this.deps.runs.requestCancel(
-              inflight.map((r) => r.run_id),
-              strategy,
-              db,
-            )
-          : [];
-      return { run: created, cancelled: toCancel };
-    });
-    await this.afterCancel(cancelled);
+    let thread = await this.deps.threads.lockForRun(targetThread, db);
+    if (!thread && body.if_not_exists === 'create') {
+      await this.deps.threads.createForRun(targetThread, threadMetadata, db);
+      thread = await this.deps.threads.lockForRun(targetThread, db);
+    }
+    if (!thread) throw notFound(`Thread with ID ${targetThread} not found`);
+    const inflight = await this.deps.runs.inflight(targetThread, db);
+    if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
+    const run = await this.deps.runs.insert(
+      {
+        run_id: uuidv7(),
+        thread_id: targetThread,
+        assistant_id: assistant.assistant_id,
+        metadata: body.metadata ?? {},
+        kwargs: { ...kwargs, ...(body.webhook ? { webhook: body.webhook } : {}), ...extraKwargs },
+        multitask_strategy: strategy,
+        after_seconds: body.after_seconds ?? 0,
+      },
+      db,
+    );
+    await this.deps.events.writeFirst(run.run_id, db);
+    await this.deps.threads.markBusy(targetThread, threadMetadata, db);
+    const cancelled =
+      strategy === 'interrupt' || strategy === 'rollback'
+        ? await this.deps.runs.requestCancel(
+            inflight.map((r) => r.run_id),
+            strategy,
+            db,
+          )
+        : [];
+    return { run, cancelled };
+  }
+
+  /** After the creating transaction committed: settle cancelled runs and wake the workers. */
+  async announce(created: CreatedRun): Promise<void> {
+    await this.afterCancel(created.cancelled);
     // The payload names the thread, so thread streams wake only for their own thread.
-    await this.deps.notifier.notify(CHANNELS.runs, run.thread_id);
-    return run;
+    await this.deps.notifier.notify(CHANNELS.runs, created.run.thread_id);
   }
 
   async get(threadId: string, runId: string): Promise<RunRow> {

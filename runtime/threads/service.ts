@@ -186,8 +186,12 @@ export class ThreadService {
   }
 
   /** Creates the thread a stateless run executes on. */
-  async createForRun(threadId: string, metadata: Record<string, unknown>): Promise<void> {
-    await this.deps.store.insert({ thread_id: threadId, metadata, ttl: undefined });
+  async createForRun(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    db?: PoolClient,
+  ): Promise<void> {
+    await this.deps.store.insert({ thread_id: threadId, metadata, ttl: undefined }, db);
   }
 
   lockForRun(threadId: string, db: PoolClient): Promise<ThreadRow | undefined> {

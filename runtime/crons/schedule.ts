@@ -1,0 +1,45 @@
+// Cron expressions: validation and the next due time. Five fields (minute precision) or six, the
+// first being seconds; evaluated in UTC unless the cron names an IANA time zone.
+import { CronExpressionParser } from 'cron-parser';
+import { invalid } from '../../common/errors/index.js';
+
+export interface Schedule {
+  schedule: string;
+  timezone: string | null;
+}
+
+export function assertTimezone(timezone: string, loc: (string | number)[]): void {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    throw invalid(loc, `Invalid timezone: "${timezone}" is not an IANA time zone name`);
+  }
+}
+
+function parse(schedule: Schedule, after: Date) {
+  return CronExpressionParser.parse(schedule.schedule, {
+    currentDate: after,
+    tz: schedule.timezone ?? 'UTC',
+  });
+}
+
+/** Throws a 422 naming the field when the expression cannot produce due times. */
+export function assertSchedule(schedule: Schedule, loc: (string | number)[]): void {
+  const fields = schedule.schedule.trim().split(/\s+/).length;
+  if (fields < 5 || fields > 6)
+    throw invalid(
+      loc,
+      `Invalid cron schedule "${schedule.schedule}": expected 5 fields (minute hour day month weekday) or 6 (seconds first)`,
+    );
+  try {
+    parse(schedule, new Date()).next();
+  } catch (err) {
+    throw invalid(loc, `Invalid cron schedule "${schedule.schedule}": ${(err as Error).message}`);
+  }
+}
+
+/** The first due time strictly after `after`, or null when it would fall after `endTime`. */
+export function nextRunDate(schedule: Schedule, after: Date, endTime: Date | null): Date | null {
+  const next = parse(schedule, after).next().toDate();
+  return endTime && next > endTime ? null : next;
+}

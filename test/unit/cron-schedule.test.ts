@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { assertSchedule, assertTimezone, nextRunDate } from '../../runtime/crons/schedule.js';
+
+const at = (iso: string) => new Date(iso);
+
+describe('nextRunDate', () => {
+  it('finds the next due time strictly after the given instant, in UTC by default', () => {
+    const daily = { schedule: '30 6 * * *', timezone: null };
+    expect(nextRunDate(daily, at('2026-03-01T06:29:59Z'), null)).toEqual(
+      at('2026-03-01T06:30:00Z'),
+    );
+    expect(nextRunDate(daily, at('2026-03-01T06:30:00Z'), null)).toEqual(
+      at('2026-03-02T06:30:00Z'),
+    );
+  });
+
+  it('reads six fields as seconds first', () => {
+    const everyTen = { schedule: '*/10 * * * * *', timezone: null };
+    expect(nextRunDate(everyTen, at('2026-03-01T00:00:01.500Z'), null)).toEqual(
+      at('2026-03-01T00:00:10Z'),
+    );
+  });
+
+  it('follows the time zone across a daylight-saving change', () => {
+    const nineInNewYork = { schedule: '0 9 * * *', timezone: 'America/New_York' };
+    // Before the 2026-03-08 change New York is UTC-5, after it UTC-4.
+    expect(nextRunDate(nineInNewYork, at('2026-03-07T12:00:00Z'), null)).toEqual(
+      at('2026-03-07T14:00:00Z'),
+    );
+    expect(nextRunDate(nineInNewYork, at('2026-03-08T12:00:00Z'), null)).toEqual(
+      at('2026-03-08T13:00:00Z'),
+    );
+  });
+
+  it('returns null when the next due time falls after the end time', () => {
+    const hourly = { schedule: '0 * * * *', timezone: null };
+    expect(nextRunDate(hourly, at('2026-03-01T10:10:00Z'), at('2026-03-01T10:59:59Z'))).toBeNull();
+    expect(nextRunDate(hourly, at('2026-03-01T10:10:00Z'), at('2026-03-01T11:00:00Z'))).toEqual(
+      at('2026-03-01T11:00:00Z'),
+    );
+  });
+});
+
+describe('schedule validation', () => {
+  it('accepts five and six fields and refuses the rest with a 422 naming the field', () => {
+    expect(() =>
+      assertSchedule({ schedule: '*/5 * * * *', timezone: null }, ['body', 'schedule']),
+    ).not.toThrow();
+    expect(() =>
+      assertSchedule({ schedule: '0 */5 * * * *', timezone: null }, ['body', 'schedule']),
+    ).not.toThrow();
+    for (const bad of ['* * * *', '* * * * * * *', '99 * * * *', 'hourly', '* * 31 2 *']) {
+      try {
+        assertSchedule({ schedule: bad, timezone: null }, ['body', 'schedule']);
+        throw new Error(`accepted ${bad}`);
+      } catch (err) {
+        expect((err as { status?: number }).status, bad).toBe(422);
+        expect((err as { detail: { loc: string[] }[] }).detail[0]?.loc).toEqual([
+          'body',
+          'schedule',
+        ]);
+      }
+    }
+  });
+
+  it('accepts IANA zones only', () => {
+    expect(() => assertTimezone('Europe/Paris', ['body', 'timezone'])).not.toThrow();
+    expect(() => assertTimezone('Mars/Olympus', ['body', 'timezone'])).toThrow(/Invalid timezone/);
+  });
+});
