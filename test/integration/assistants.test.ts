@@ -1,12 +1,7 @@
 // Assistants through the official JS SDK against a running server on real PostgreSQL.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
-import { EXAMPLES_CONFIG } from '../support/server.js';
-
-/** The graphs of the example config the server runs. */
-const exampleGraphs = () =>
-  (JSON.parse(readFileSync(EXAMPLES_CONFIG, 'utf8')) as { graphs: Record<string, unknown> }).graphs;
+import { exampleGraphIds } from '../support/server.js';
 
 const rt = useRuntime();
 
@@ -22,7 +17,7 @@ describe('system assistants', () => {
       limit: 100,
     });
     const byGraph = Object.fromEntries(found.map((a) => [a.graph_id, a]));
-    expect(Object.keys(byGraph).sort()).toEqual(Object.keys(exampleGraphs()).sort());
+    expect(Object.keys(byGraph).sort()).toEqual(exampleGraphIds().sort());
     expect(byGraph.agent?.assistant_id).toBe(SYSTEM_IDS.agent);
     expect(byGraph.echo?.assistant_id).toBe(SYSTEM_IDS.echo);
     expect(byGraph.echo).toMatchObject({

@@ -1,10 +1,17 @@
 // Starts the real `graphdock` CLI as a child process, the way users run it, and waits for /ok.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../common/db/index.js';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 export const EXAMPLES_CONFIG = join(REPO_ROOT, 'examples', 'langgraph.json');
+
+/** The graph ids of the example config, which the servers under test run by default. */
+export function exampleGraphIds(): string[] {
+  const config = JSON.parse(readFileSync(EXAMPLES_CONFIG, 'utf8')) as { graphs: object };
+  return Object.keys(config.graphs);
+}
 
 export interface ServerOptions {
   command?: 'runtime' | 'dev';
