@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { STREAM_MODES } from '../runs/index.js';
+import { RunCreate } from '../runs/index.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 const Id = z.uuid().transform((id) => id.toLowerCase());
-const Breakpoints = z.union([z.literal('*'), z.array(z.string())]);
-const StreamModeInput = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))]);
 const IsoDateTime = z.iso.datetime({ offset: true, local: true });
 
 export const CRON_FIELDS = [
@@ -36,23 +34,20 @@ export const CRON_SORT_FIELDS = [
 
 /** The run each firing creates; stored as the cron's `payload`. */
 const RunPayloadFields = {
-  input: z.unknown().optional(),
-  command: z
-    .object({
-      update: z.unknown().optional(),
-      resume: z.unknown().optional(),
-      goto: z.unknown().optional(),
-    })
-    .nullish(),
-  config: JsonObject.nullish(),
-  context: JsonObject.nullish(),
+  ...RunCreate.pick({
+    input: true,
+    command: true,
+    config: true,
+    context: true,
+    interrupt_before: true,
+    interrupt_after: true,
+    stream_mode: true,
+    stream_subgraphs: true,
+    stream_resumable: true,
+    durability: true,
+  }).shape,
+  // Checked by the cron service's own URL rule, so a plain string here.
   webhook: z.string().nullish(),
-  interrupt_before: Breakpoints.nullish(),
-  interrupt_after: Breakpoints.nullish(),
-  stream_mode: StreamModeInput.nullish(),
-  stream_subgraphs: z.boolean().nullish(),
-  stream_resumable: z.boolean().nullish(),
-  durability: z.enum(['sync', 'async', 'exit']).nullish(),
   checkpoint_during: z.boolean().nullish(),
 };
 export const PAYLOAD_KEYS = [

@@ -5,5 +5,5 @@ export { RunWorker, type WorkerOptions } from './worker.js';
 export { RunEventLog } from './event-log.js';
 export { Notifier } from './notifier.js';
 export { runRoutes } from './routes.js';
-export { STREAM_MODES, type RunCreateBody } from './schemas.js';
+export { RunCreate, STREAM_MODES, type RunCreateBody } from './schemas.js';
 export type { CreatedRun } from './service.js';
