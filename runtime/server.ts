@@ -17,12 +17,14 @@ import {
   RunService,
   RunStore,
   RunWorker,
+  headerSelector,
 } from './runs/index.js';
+import { GraphdockStore, ItemStore, StoreService, storeSettings } from './store/index.js';
 import { ThreadService, ThreadStore } from './threads/index.js';
+import { checkpointerTtlSettings, startSweepers } from './ttl/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
-const TTL_SWEEP_INTERVAL_MS = 60_000;
 export const GRAPHDOCK_VERSION = (require('../package.json') as { version: string }).version;
 
 export interface RuntimeOptions {
@@ -86,13 +88,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (applied.length) logger.info({ applied }, 'database migrated');
 
     const checkpointer = new GraphdockCheckpointer(pool);
-    const graphs = await GraphRegistry.load(loaded, checkpointer);
+    const storeConfig = await storeSettings(loaded);
+    const store = new StoreService({ pool, items: new ItemStore(pool), settings: storeConfig });
+    const graphs = await GraphRegistry.load(loaded, checkpointer, new GraphdockStore(store));
+    const threadTtl = checkpointerTtlSettings(loaded);
     const threads = new ThreadService({
       pool,
       store: new ThreadStore(pool),
       checkpoints: new CheckpointStore(),
       graphs,
       logger: logger.child({ context: 'threads' }),
+      defaultTtl: threadTtl.defaultTtl,
     });
     const assistants = new AssistantService({
       pool,
@@ -115,6 +121,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       notifier,
       assistants,
       threads,
+      configurableHeaders: headerSelector(loaded.config.http?.configurable_headers),
     });
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
@@ -139,7 +146,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger,
       metrics: createMetricsRegistry(),
       apiKeys: options.apiKeys,
-      http: loaded.config.http ?? {},
+      http: {
+        ...loaded.config.http,
+        // The official servers also read the prefix from the environment.
+        mount_prefix: loaded.config.http?.mount_prefix ?? process.env.MOUNT_PREFIX,
+      },
       info: {
         version: GRAPHDOCK_VERSION,
         langgraphJsVersion: packageVersion('@langchain/langgraph'),
@@ -148,25 +159,30 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       runs,
       runEvents,
+      store,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
     });
 
-    const sweeper = setInterval(() => {
-      threads.sweepExpired().then(
-        (n) => n && logger.info({ swept: n }, 'expired threads swept'),
-        (err: unknown) => logger.warn({ err }, 'thread TTL sweep failed'),
-      );
-    }, TTL_SWEEP_INTERVAL_MS);
-    sweeper.unref();
+    const stopSweepers = startSweepers(
+      [
+        {
+          name: 'threads',
+          intervalMs: threadTtl.sweepIntervalMs,
+          run: () => threads.sweepExpired(threadTtl.sweepLimit),
+        },
+        { name: 'store', intervalMs: storeConfig.sweepIntervalMs, run: () => store.sweepExpired() },
+      ],
+      logger.child({ context: 'ttl' }),
+    );
 
     logger.info({ graphs: graphs.ids(), config: loaded.path }, 'runtime ready');
     return {
       app,
       pool,
       close: async () => {
-        clearInterval(sweeper);
+        stopSweepers();
         await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
         await notifier.stop();

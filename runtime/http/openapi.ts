@@ -4,6 +4,7 @@ import { createLogger } from '../../common/logging/index.js';
 import { createMetricsRegistry } from '../../common/metrics/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
+import type { StoreService } from '../store/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { buildApp } from './app.js';
 
@@ -26,6 +27,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     threads: unavailable<ThreadService>('threads'),
     runs: unavailable<RunService>('runs'),
     runEvents: unavailable<RunEventLog>('run events'),
+    store: unavailable<StoreService>('store'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

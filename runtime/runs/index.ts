@@ -5,3 +5,8 @@ export { RunWorker, type WorkerOptions } from './worker.js';
 export { RunEventLog } from './event-log.js';
 export { Notifier } from './notifier.js';
 export { runRoutes } from './routes.js';
+export {
+  headerSelector,
+  type HeaderSelector,
+  type HeaderPatterns,
+} from './configurable-headers.js';
