@@ -16,12 +16,15 @@ export const graph = new StateGraph(MessagesAnnotation)
     const store = getStore();
     if (!store) throw new Error('no store: the runtime should have bound one');
     const namespace = ['memories', userOf(config)];
-    const text = String(state.messages.at(-1)?.content ?? '');
+    const content = state.messages.at(-1)?.content;
+    const text = typeof content === 'string' ? content : '';
     const fact = /^remember\s+(.+)$/i.exec(text)?.[1];
     if (fact) await store.put(namespace, `fact-${Date.now()}`, { fact });
     const facts = (await store.search(namespace, { limit: 100 })).map((i) => String(i.value.fact));
     facts.sort();
-    return { messages: [new AIMessage({ content: `I remember: ${facts.join('; ') || 'nothing'}` })] };
+    return {
+      messages: [new AIMessage({ content: `I remember: ${facts.join('; ') || 'nothing'}` })],
+    };
   })
   .addEdge(START, 'remember')
   .addEdge('remember', END)

@@ -36,7 +36,13 @@ export function storeRoutes(service: StoreService): FastifyPluginAsyncZod {
 
     app.get(
       '/store/items',
-      { schema: { tags, querystring: StoreGetQuery, response: { 200: Item.nullable(), 400: z.object({ error: z.string() }) } } },
+      {
+        schema: {
+          tags,
+          querystring: StoreGetQuery,
+          response: { 200: Item.nullable(), 400: z.object({ error: z.string() }) },
+        },
+      },
       async (req, reply) => {
         const { key, namespace, refresh_ttl } = req.query;
         // The official server's wording and shape for this one error.
