@@ -76,6 +76,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { logger } = options;
   const loaded = loadLanggraphConfig(options.configPath);
   applyConfigEnv(loaded);
+  // Loads the embedding function too: a bad `store.index.embed` fails before any connection.
+  const storeConfig = await storeSettings(loaded);
 
   const pool = createPool({
     url: options.databaseUrl,
@@ -88,7 +90,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (applied.length) logger.info({ applied }, 'database migrated');
 
     const checkpointer = new GraphdockCheckpointer(pool);
-    const storeConfig = await storeSettings(loaded);
     const store = new StoreService({ pool, items: new ItemStore(pool), settings: storeConfig });
     const graphs = await GraphRegistry.load(loaded, checkpointer, new GraphdockStore(store));
     const threadTtl = checkpointerTtlSettings(loaded);

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { getTextAtPath } from '@langchain/langgraph-checkpoint';
+import { ConfigFileError } from '../config/index.js';
 
 /** What the store needs from an embedding model; LangChain `Embeddings` objects fit as they are. */
 export interface Embedder {
@@ -11,7 +12,8 @@ export interface Embedder {
   embedQuery(text: string): Promise<number[]>;
 }
 
-export class EmbedderLoadError extends Error {
+/** A configuration error: start-up stops with its message, like any bad langgraph.json. */
+export class EmbedderLoadError extends ConfigFileError {
   override name = 'EmbedderLoadError';
 }
 

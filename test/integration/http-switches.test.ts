@@ -7,7 +7,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
-import { REPO_ROOT } from '../support/server.js';
+import { REPO_ROOT, runCli } from '../support/server.js';
 
 const GRAPHS = {
   echo: `${join(REPO_ROOT, 'examples', 'graphs', 'echo.ts')}:graph`,
@@ -290,5 +290,22 @@ describe('disable_runs and checkpointer.ttl', () => {
     // A thread with its own, longer TTL is untouched.
     expect((await rt.client.threads.get(kept.thread_id)).thread_id).toBe(kept.thread_id);
     expect(await checkpointRows(kept.thread_id)).toBeGreaterThan(0);
+  });
+});
+
+describe('start-up with bad switches', () => {
+  it('stops with a message naming the key, before touching the database', async () => {
+    const typo = await runCli(
+      ['runtime', '--config', configFile({ http: { cors: { allow_origin: ['*'] } } })],
+      { DATABASE_URL: 'postgres://nowhere.invalid/x' },
+    );
+    expect(typo.code).toBe(1);
+    expect(typo.output).toContain('http.cors.allow_origin');
+    const provider = await runCli(
+      ['runtime', '--config', join(REPO_ROOT, 'test', 'fixtures', 'store-bad', 'langgraph.json')],
+      { DATABASE_URL: 'postgres://nowhere.invalid/x' },
+    );
+    expect(provider.code).toBe(1);
+    expect(provider.output).toContain('store.index.embed: "openai:text-embedding-3-small"');
   });
 });
