@@ -16,7 +16,7 @@ describe('system assistants', () => {
       limit: 100,
     });
     const byGraph = Object.fromEntries(found.map((a) => [a.graph_id, a]));
-    expect(Object.keys(byGraph).sort()).toEqual(['agent', 'echo', 'interrupt', 'slow']);
+    expect(Object.keys(byGraph).sort()).toEqual(['agent', 'echo', 'interrupt', 'memory', 'slow']);
     expect(byGraph.agent?.assistant_id).toBe(SYSTEM_IDS.agent);
     expect(byGraph.echo?.assistant_id).toBe(SYSTEM_IDS.echo);
     expect(byGraph.echo).toMatchObject({

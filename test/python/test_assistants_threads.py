@@ -17,7 +17,7 @@ from langgraph_sdk.errors import ConflictError, NotFoundError
 
 # The server registers one assistant per graph, with an id derived from the graph id.
 SYSTEM_ASSISTANT_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
-GRAPH_IDS = ("echo", "agent", "interrupt", "slow")
+GRAPH_IDS = ("echo", "agent", "interrupt", "slow", "memory")
 SYSTEM_METADATA = {"created_by": "system"}
 
 
