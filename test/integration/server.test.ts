@@ -124,7 +124,7 @@ describe('restarts and replicas', () => {
     const again = new Client({ apiUrl: server.url, apiKey: null });
     expect((await again.assistants.get(assistant.assistant_id)).name).toBe('kept');
     expect(await again.threads.getState(thread.thread_id)).toEqual(before);
-    expect(await again.assistants.count({ metadata: { created_by: 'system' } })).toBe(4);
+    expect(await again.assistants.count({ metadata: { created_by: 'system' } })).toBe(5);
     await server.stop();
   });
 
@@ -132,12 +132,8 @@ describe('restarts and replicas', () => {
     const db = await freshDatabase();
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    await admin.query(
-      'DROP TABLE IF EXISTS graphdock_migrations, assistants, assistant_versions, threads, runs, run_events CASCADE',
-    );
-    await admin.query(
-      'DROP TABLE IF EXISTS checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations',
-    );
+    // Every table, whichever migrations exist: the database is as empty as a new one.
+    await admin.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
     const [a, b] = await Promise.all([
       startServer({ databaseUrl: db.url }),
       startServer({ databaseUrl: db.url }),
@@ -160,9 +156,8 @@ describe('restarts and replicas', () => {
     const db = await freshDatabase();
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    await admin.query(
-      'DROP TABLE graphdock_migrations, assistants, assistant_versions, threads, runs, run_events CASCADE',
-    );
+    // Every table, whichever migrations exist: the database is as empty as a new one.
+    await admin.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
     const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info' };
     const first = await runCli(['migrate'], env);
     expect(first.code).toBe(0);
