@@ -1,5 +1,5 @@
-// Cost of semantic search without pgvector: vectors are float arrays scored by a dot product in
-// SQL, an exact scan of every candidate under the namespace prefix. Measured against the same
+// Cost of semantic search without pgvector: vectors are `cube` slices scored by distance in SQL
+// (runtime/store/vectors.ts), an exact scan of every candidate under the namespace prefix. Measured against the same
 // store's plain prefix search (newest first) over the same items, in the same run.
 //
 //   npx tsx bench/store/run.ts -- [--items 10000] [--dims 16,256,1536] [--repeats 15]
@@ -41,18 +41,23 @@ try {
   console.log(`items=${items} repeats=${repeats} cpus=${cpus().length}`);
   for (const dims of dimsList) {
     await pool.query('TRUNCATE store_items CASCADE');
-    // Random unit-length vectors, one per item, written straight into the tables.
+    // One item per key, written straight into the tables.
     await pool.query(
       `INSERT INTO store_items (prefix, key, namespace, value)
        SELECT 'bench.docs', 'k' || i, ARRAY['bench', 'docs'], jsonb_build_object('n', i)
        FROM generate_series(1, $1) AS i`,
       [items],
     );
+    // Random unit vectors, cut into the store's 100-dimension `cube` slices.
     await pool.query(
-      `INSERT INTO store_vectors (prefix, key, field, part, embedding)
+      `INSERT INTO store_vectors (prefix, key, field, part, embedding, norm2)
        SELECT 'bench.docs', 'k' || i, '$', 0,
-              ARRAY(SELECT random() - 0.5 + 0 * i FROM generate_series(1, $2))
-       FROM generate_series(1, $1) AS i`,
+              ARRAY(SELECT cube(e[s * 100 + 1 : least(s * 100 + 100, $2)])
+                    FROM generate_series(0, (($2 - 1) / 100)) AS s), 1
+       FROM (SELECT i, ARRAY(SELECT x / norm FROM unnest(raw) AS x) AS e
+             FROM (SELECT i, raw, sqrt((SELECT sum(y * y) FROM unnest(raw) AS y)) AS norm
+                   FROM (SELECT i, ARRAY(SELECT random() - 0.5 + 0 * i FROM generate_series(1, $2)) AS raw
+                         FROM generate_series(1, $1) AS i) AS r) AS n) AS u`,
       [items, dims],
     );
     await pool.query('VACUUM ANALYZE store_items');

@@ -1,5 +1,6 @@
 // SQL for the store: items addressed by (namespace, key), their embeddings, expiry.
 import { SqlParams, whereClause, type Pool, type PoolClient } from '../../common/db/index.js';
+import { cubeArrayLiteral, similaritySql, squaredNorm } from './vectors.js';
 
 type Queryable = Pool | PoolClient;
 
@@ -117,11 +118,17 @@ export class ItemStore {
     await db.query('DELETE FROM store_vectors WHERE prefix = $1 AND key = $2', [prefix, row.key]);
     if (row.vectors.length) {
       await db.query(
-        `INSERT INTO store_vectors (prefix, key, field, part, embedding)
-         SELECT $1, $2, v->>'field', (v->>'part')::int,
-                ARRAY(SELECT jsonb_array_elements_text(v->'embedding')::float8)
-         FROM jsonb_array_elements($3::jsonb) AS v`,
-        [prefix, row.key, JSON.stringify(row.vectors)],
+        `INSERT INTO store_vectors (prefix, key, field, part, embedding, norm2)
+         SELECT $1, $2, field, part, embedding::cube[], norm2
+         FROM unnest($3::text[], $4::int[], $5::text[], $6::float8[]) AS v(field, part, embedding, norm2)`,
+        [
+          prefix,
+          row.key,
+          row.vectors.map((v) => v.field),
+          row.vectors.map((v) => v.part),
+          row.vectors.map((v) => cubeArrayLiteral(v.embedding)),
+          row.vectors.map((v) => squaredNorm(v.embedding)),
+        ],
       );
     }
   }
@@ -157,9 +164,14 @@ export class ItemStore {
     let order = 'i.updated_at DESC, i.prefix, i.key';
     if (query.vector) {
       // Best match over the item's indexed texts; unindexed items come last.
-      const vector = params.add(query.vector);
-      score = `, (SELECT max((SELECT sum(a * b) FROM unnest(v.embedding, ${vector}::float8[]) AS t(a, b)))
-                 FROM store_vectors v WHERE v.prefix = i.prefix AND v.key = i.key) AS score`;
+      const similarity = similaritySql(
+        'v.embedding',
+        'v.norm2',
+        params.add(cubeArrayLiteral(query.vector)),
+        params.add(squaredNorm(query.vector)),
+      );
+      score = `, (SELECT max(${similarity}) FROM store_vectors v
+                  WHERE v.prefix = i.prefix AND v.key = i.key) AS score`;
       order = `score DESC NULLS LAST, ${order}`;
     }
     const { rows } = await this.pool.query<ItemRow & { prefix: string }>(

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { createPool, withTransaction } from '../../common/db/index.js';
+import { ItemStore } from '../../runtime/store/index.js';
 import { useRuntime } from '../support/fixture.js';
 import { REPO_ROOT } from '../support/server.js';
 import { embedText } from '../fixtures/store/embed.js';
@@ -158,6 +160,57 @@ describe('search', () => {
     expect(await score()).toBeLessThan(0.9);
     await rt.client.store.putItem(ns, 'x', value, { index: ['other'] });
     expect(await score()).toBeCloseTo(1, 5);
+  });
+});
+
+describe('vector scoring in SQL', () => {
+  const unit = (v: number[]) => {
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  };
+  const dot = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * (b[i] ?? 0), 0);
+
+  it('gives the exact cosine for vectors longer than one 100-dimension slice, and 0 for zero vectors', async () => {
+    const pool = createPool({ url: rt.db.url, max: 2 });
+    try {
+      const items = new ItemStore(pool);
+      const ns = fresh('vectors');
+      const dims = 250;
+      const vectors = Array.from({ length: 5 }, () =>
+        unit(Array.from({ length: dims }, () => Math.random() - 0.5)),
+      );
+      const zero = new Array<number>(dims).fill(0);
+      await withTransaction(pool, async (db) => {
+        for (const [i, v] of [...vectors, zero].entries()) {
+          await items.put(
+            {
+              namespace: ns,
+              key: `v${i}`,
+              value: { i },
+              ttlMinutes: null,
+              vectors: [{ field: '$', part: 0, embedding: v }],
+            },
+            db,
+          );
+        }
+      });
+      const query = unit(Array.from({ length: dims }, () => Math.random() - 0.5));
+      const search = (vector: number[]) =>
+        items.search({ prefix: ns, conditions: [], limit: 10, offset: 0, vector, refresh: false });
+
+      const found = await search(query);
+      // The zero vector scores 0, so it ranks above any negative cosine.
+      const expected = [...vectors.map((v) => dot(v, query)), 0]
+        .map((score, i) => ({ key: `v${i}`, score }))
+        .sort((a, b) => b.score - a.score);
+      expect(found.map((r) => r.key)).toEqual(expected.map((e) => e.key));
+      found.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i]?.score ?? NaN, 9));
+      expect((await search(vectors[2] ?? []))[0]).toMatchObject({ key: 'v2' });
+      expect((await search(vectors[2] ?? []))[0]?.score).toBeCloseTo(1, 12);
+      for (const row of await search(zero)) expect(row.score).toBeCloseTo(0, 12);
+    } finally {
+      await pool.end();
+    }
   });
 });
 
