@@ -221,8 +221,10 @@ describe('disable_threads, store.ttl defaults, default CORS and configurable hea
   });
 });
 
-describe('disable_runs and checkpointer.ttl', () => {
+describe('disable_runs, checkpointer.ttl, and MOUNT_PREFIX from the environment', () => {
   const rt = useRuntime({
+    env: { MOUNT_PREFIX: '/v1' },
+    okPath: '/v1/ok',
     config: configFile({
       http: { disable_runs: true },
       checkpointer: {
@@ -230,6 +232,7 @@ describe('disable_runs and checkpointer.ttl', () => {
       },
     }),
   });
+  const api = () => new Client({ apiUrl: `${rt.url}/v1`, apiKey: null });
 
   async function checkpointRows(threadId: string): Promise<number> {
     const client = new pg.Client({ connectionString: rt.db.url });
@@ -245,28 +248,37 @@ describe('disable_runs and checkpointer.ttl', () => {
     }
   }
 
-  const withState = (ttl?: number) =>
-    rt.client.threads.create({
-      graphId: 'echo',
-      ...(ttl ? { ttl } : {}),
-      supersteps: [
-        {
-          updates: [
-            { values: { messages: [{ role: 'user', content: 'hi' }] }, asNode: '__start__' },
-          ],
-        },
-      ],
-    });
+  const said = (content: string) => ({
+    updates: [{ values: { messages: [{ role: 'user', content }] }, as_node: '__start__' }],
+  });
 
-  it('removes the run routes', async () => {
-    const thread = await rt.client.threads.create();
+  /** A thread with checkpoints (written by supersteps: runs are disabled here). */
+  async function withState(ttl?: unknown, steps = 1): Promise<string> {
+    const res = await rt.http('/v1/threads', {
+      method: 'POST',
+      json: {
+        metadata: { graph_id: 'echo' },
+        ...(ttl ? { ttl } : {}),
+        supersteps: Array.from({ length: steps }, (_, i) => said(`step ${i}`)),
+      },
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { thread_id: string }).thread_id;
+  }
+
+  const ttlOf = async (threadId: string) =>
+    ((await (await rt.http(`/v1/threads/${threadId}?include=ttl`)).json()) as { ttl: unknown }).ttl;
+
+  it('mounts every route under the environment prefix and removes the run routes', async () => {
+    expect((await rt.http('/ok')).status).toBe(404);
+    const thread = await api().threads.create();
     const statuses = await Promise.all([
-      rt.http('/runs/wait', { method: 'POST', json: { assistant_id: 'echo', input: {} } }),
-      rt.http(`/threads/${thread.thread_id}/runs`, {
+      rt.http('/v1/runs/wait', { method: 'POST', json: { assistant_id: 'echo', input: {} } }),
+      rt.http(`/v1/threads/${thread.thread_id}/runs`, {
         method: 'POST',
         json: { assistant_id: 'echo' },
       }),
-      rt.http(`/threads/${thread.thread_id}/runs`),
+      rt.http(`/v1/threads/${thread.thread_id}/runs`),
     ]);
     expect(statuses.map((r) => r.status)).toEqual([404, 404, 404]);
   });
@@ -274,22 +286,34 @@ describe('disable_runs and checkpointer.ttl', () => {
   it('gives new threads the default TTL and sweeps expired ones with their checkpoints', async () => {
     const expiring = await withState();
     const kept = await withState(60);
-    expect(await checkpointRows(expiring.thread_id)).toBeGreaterThan(0);
-    const ttl = await rt.http(`/threads/${expiring.thread_id}?include=ttl`);
-    expect(((await ttl.json()) as { ttl: unknown }).ttl).toMatchObject({
-      ttl: 0.03,
-      strategy: 'delete',
-    });
+    expect(await checkpointRows(expiring)).toBeGreaterThan(0);
+    expect(await ttlOf(expiring)).toMatchObject({ ttl: 0.03, strategy: 'delete' });
 
     const status = await eventually(
-      async () => (await rt.http(`/threads/${expiring.thread_id}`)).status,
+      async () => (await rt.http(`/v1/threads/${expiring}`)).status,
       (s) => s === 404,
     );
     expect(status).toBe(404);
-    expect(await checkpointRows(expiring.thread_id)).toBe(0);
+    expect(await checkpointRows(expiring)).toBe(0);
     // A thread with its own, longer TTL is untouched.
-    expect((await rt.client.threads.get(kept.thread_id)).thread_id).toBe(kept.thread_id);
-    expect(await checkpointRows(kept.thread_id)).toBeGreaterThan(0);
+    expect((await api().threads.get(kept)).thread_id).toBe(kept);
+    expect(await checkpointRows(kept)).toBeGreaterThan(0);
+  });
+
+  it('prunes an expired keep_latest thread to its latest checkpoint and keeps it', async () => {
+    const thread = await withState({ ttl: 0.03, strategy: 'keep_latest' }, 3);
+    const before = await api().threads.getState(thread);
+    expect(await checkpointRows(thread)).toBeGreaterThan(1);
+
+    const ttl = await eventually(
+      () => ttlOf(thread),
+      (t) => (t as { expires_at?: unknown } | null)?.expires_at === null,
+    );
+    expect(ttl).toMatchObject({ strategy: 'keep_latest', expires_at: null });
+    expect(await checkpointRows(thread)).toBe(1);
+    const after = await api().threads.getState(thread);
+    expect(after.values).toEqual(before.values);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
   });
 });
 
