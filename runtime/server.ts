@@ -19,12 +19,14 @@ import {
   RunService,
   RunStore,
   RunWorker,
+  headerSelector,
 } from './runs/index.js';
+import { GraphdockStore, ItemStore, StoreService, storeSettings } from './store/index.js';
 import { ThreadService, ThreadStore } from './threads/index.js';
+import { checkpointerTtlSettings, startSweepers } from './ttl/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
-const TTL_SWEEP_INTERVAL_MS = 60_000;
 export const GRAPHDOCK_VERSION = (require('../package.json') as { version: string }).version;
 
 export interface RuntimeOptions {
@@ -79,6 +81,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { logger } = options;
   const loaded = loadLanggraphConfig(options.configPath);
   applyConfigEnv(loaded);
+  // Loads the embedding function too: a bad `store.index.embed` fails before any connection.
+  const storeConfig = await storeSettings(loaded);
 
   const pool = createPool({
     url: options.databaseUrl,
@@ -91,13 +95,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (applied.length) logger.info({ applied }, 'database migrated');
 
     const checkpointer = new GraphdockCheckpointer(pool);
-    const graphs = await GraphRegistry.load(loaded, checkpointer);
+    const store = new StoreService({ pool, items: new ItemStore(pool), settings: storeConfig });
+    const graphs = await GraphRegistry.load(loaded, checkpointer, new GraphdockStore(store));
+    const threadTtl = checkpointerTtlSettings(loaded);
     const threads = new ThreadService({
       pool,
       store: new ThreadStore(pool),
       checkpoints: new CheckpointStore(),
       graphs,
       logger: logger.child({ context: 'threads' }),
+      defaultTtl: threadTtl.defaultTtl,
     });
     const assistants = new AssistantService({
       pool,
@@ -120,6 +127,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       notifier,
       assistants,
       threads,
+      configurableHeaders: headerSelector(loaded.config.http?.configurable_headers),
     });
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
@@ -155,7 +163,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger,
       metrics: createMetricsRegistry(),
       apiKeys: options.apiKeys,
-      http: loaded.config.http ?? {},
+      http: {
+        ...loaded.config.http,
+        // The official servers also read the prefix from the environment.
+        mount_prefix: loaded.config.http?.mount_prefix ?? process.env.MOUNT_PREFIX,
+      },
       info: {
         version: GRAPHDOCK_VERSION,
         langgraphJsVersion: packageVersion('@langchain/langgraph'),
@@ -166,38 +178,37 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       runEvents,
       a2a: new A2aService({ runs, events: runEvents, assistants }),
       crons,
+      store,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
     });
 
-    const sweeper = setInterval(() => {
-      threads.sweepExpired().then(
-        (n) => n && logger.info({ swept: n }, 'expired threads swept'),
-        (err: unknown) => logger.warn({ err }, 'thread TTL sweep failed'),
-      );
-    }, TTL_SWEEP_INTERVAL_MS);
-    sweeper.unref();
-    // Finished runs' event logs are kept only as long as a client may still join or resume.
-    const retention = runSettings.eventRetentionSeconds;
-    const eventSweeper = setInterval(
-      () => {
-        runEvents.sweep(retention).catch((err: unknown) => {
-          logger.warn({ err }, 'run event sweep failed');
-        });
-      },
-      Math.min(60_000, Math.max(1000, (retention * 1000) / 2)),
+    const stopSweepers = startSweepers(
+      [
+        {
+          name: 'threads',
+          intervalMs: threadTtl.sweepIntervalMs,
+          run: () => threads.sweepExpired(threadTtl.sweepLimit),
+        },
+        { name: 'store', intervalMs: storeConfig.sweepIntervalMs, run: () => store.sweepExpired() },
+        {
+          // Finished runs' event logs stay only as long as a client may still join or resume.
+          name: 'run events',
+          intervalMs: Math.min(60_000, Math.max(1000, runSettings.eventRetentionSeconds * 500)),
+          run: () => runEvents.sweep(runSettings.eventRetentionSeconds),
+        },
+      ],
+      logger.child({ context: 'ttl' }),
     );
-    eventSweeper.unref();
 
     logger.info({ graphs: graphs.ids(), config: loaded.path }, 'runtime ready');
     return {
       app,
       pool,
       close: async () => {
-        clearInterval(sweeper);
-        clearInterval(eventSweeper);
         await cronScheduler.stop();
+        stopSweepers();
         await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
         await notifier.stop();

@@ -1,10 +1,10 @@
 // Loads the graphs named in `langgraph.json` and hands out compiled graphs bound to the
-// process's checkpointer.
+// process's checkpointer and store.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph-checkpoint';
 import type { Pregel } from '@langchain/langgraph/pregel';
 import type { LoadedConfig } from '../config/index.js';
 
@@ -106,17 +106,19 @@ export class GraphRegistry {
   private constructor(
     private readonly entries: Map<string, GraphEntry>,
     private readonly checkpointer: BaseCheckpointSaver | undefined,
+    private readonly store: BaseStore | undefined,
   ) {}
 
   static async load(
     loaded: LoadedConfig,
     checkpointer?: BaseCheckpointSaver,
+    store?: BaseStore,
   ): Promise<GraphRegistry> {
     const entries = new Map<string, GraphEntry>();
     for (const [graphId, spec] of Object.entries(loaded.config.graphs)) {
       entries.set(graphId, await loadEntry(parseSpec(graphId, spec, loaded.dir)));
     }
-    return new GraphRegistry(entries, checkpointer);
+    return new GraphRegistry(entries, checkpointer, store);
   }
 
   ids(): string[] {
@@ -149,8 +151,9 @@ export class GraphRegistry {
   }
 
   /**
-   * A graph bound to the shared checkpointer. Compiled graphs are copied shallowly so the
-   * module's own instance is never mutated; factories are called with the run's config.
+   * A graph bound to the shared checkpointer and store (`getStore()` inside nodes). Compiled
+   * graphs are copied shallowly so the module's own instance is never mutated; factories are
+   * called with the run's config.
    */
   async get(graphId: string, config: Record<string, unknown> = {}): Promise<AnyGraph | undefined> {
     const entry = this.entries.get(graphId);
@@ -162,6 +165,7 @@ export class GraphRegistry {
       base,
     );
     bound.checkpointer = this.checkpointer;
+    bound.store = this.store;
     return bound;
   }
 }

@@ -14,11 +14,14 @@ import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
 import { cronRoutes, type CronService } from '../crons/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
+import { storeRoutes, type StoreService } from '../store/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
 import { registerApiKeyAuth } from './auth.js';
+import { registerCors } from './cors.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { metaRoutes, type MetaInfo } from './meta-routes.js';
 import { registerHttpMetrics } from './metrics.js';
+import { enabledGroups, type RouteGroup } from './route-groups.js';
 
 export interface AppDeps {
   logger: Logger;
@@ -30,8 +33,11 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   runEvents: RunEventLog;
+  store: StoreService;
   a2a: A2aService;
   crons: CronService;
+  /** Route groups of other contexts, mounted after the core API under the same prefix. */
+  routeGroups?: RouteGroup[];
   checkDb: () => Promise<void>;
 }
 
@@ -47,6 +53,12 @@ function parseJsonBody(
   } catch (err) {
     done(err as Error);
   }
+}
+
+/** `/api/` → `/api`; a prefix without its leading slash gets one. */
+function mountPrefix(value: string | undefined): string {
+  const trimmed = (value ?? '').replace(/\/+$/, '');
+  return trimmed === '' || trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -68,7 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
-  const prefix = deps.http.mount_prefix?.replace(/\/$/, '') ?? '';
+  const prefix = mountPrefix(deps.http.mount_prefix);
+  await registerCors(app, deps.http.cors);
   registerApiKeyAuth(app, deps.apiKeys, prefix);
   registerHttpMetrics(app, deps.metrics);
 
@@ -85,12 +98,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (scoped) => {
       await scoped.register(metaRoutes(deps.info, deps.metrics, deps.checkDb, meta));
-      if (!deps.http.disable_assistants) await scoped.register(assistantRoutes(deps.assistants));
-      if (!deps.http.disable_threads) await scoped.register(threadRoutes(deps.threads));
-      if (!deps.http.disable_runs) await scoped.register(runRoutes(deps.runs, deps.runEvents));
-      if (!deps.http.disable_a2a)
-        await scoped.register(a2aRoutes(deps.a2a, deps.info.version, prefix));
-      if (!deps.http.disable_runs) await scoped.register(cronRoutes(deps.crons));
+      const groups: RouteGroup[] = [
+        {
+          name: 'assistants',
+          routes: assistantRoutes(deps.assistants),
+          disabledBy: 'disable_assistants',
+        },
+        { name: 'threads', routes: threadRoutes(deps.threads), disabledBy: 'disable_threads' },
+        {
+          name: 'runs',
+          routes: runRoutes(deps.runs, deps.runEvents),
+          disabledBy: 'disable_runs',
+        },
+        { name: 'crons', routes: cronRoutes(deps.crons), disabledBy: 'disable_runs' },
+        { name: 'store', routes: storeRoutes(deps.store), disabledBy: 'disable_store' },
+        {
+          name: 'a2a',
+          routes: a2aRoutes(deps.a2a, deps.info.version, prefix),
+          disabledBy: 'disable_a2a',
+        },
+        ...(deps.routeGroups ?? []),
+      ];
+      for (const group of enabledGroups(groups, deps.http)) await scoped.register(group.routes);
       if (meta) {
         scoped.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
         await scoped.register(swaggerUi, { routePrefix: '/docs' });

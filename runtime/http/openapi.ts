@@ -6,6 +6,7 @@ import type { A2aService } from '../a2a/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { CronService } from '../crons/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
+import type { StoreService } from '../store/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { buildApp } from './app.js';
 
@@ -30,6 +31,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     runEvents: unavailable<RunEventLog>('run events'),
     a2a: unavailable<A2aService>('a2a'),
     crons: unavailable<CronService>('crons'),
+    store: unavailable<StoreService>('store'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

@@ -7,3 +7,8 @@ export { Notifier } from './notifier.js';
 export { runRoutes } from './routes.js';
 export { RunCreate, STREAM_MODES, type RunCreateBody } from './schemas.js';
 export type { CreatedRun } from './service.js';
+export {
+  headerSelector,
+  type HeaderSelector,
+  type HeaderPatterns,
+} from './configurable-headers.js';

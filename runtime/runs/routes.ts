@@ -72,7 +72,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       '/threads/:thread_id/runs',
       { schema: { tags, params: ThreadRunParams, body: RunCreate } },
       async (req, reply) => {
-        const run = await service.create(req.params.thread_id, req.body);
+        const run = await service.create(req.params.thread_id, req.body, req.headers);
         void reply.header('Content-Location', runPath(run, false));
         return runBody(run);
       },
@@ -82,14 +82,20 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       '/threads/:thread_id/runs/wait',
       { schema: { tags, params: ThreadRunParams, body: RunCreate } },
       async (req, reply) =>
-        wait(reply, await service.create(req.params.thread_id, req.body), false),
+        wait(reply, await service.create(req.params.thread_id, req.body, req.headers), false),
     );
 
     app.post(
       '/threads/:thread_id/runs/stream',
       { schema: { tags, params: ThreadRunParams, body: RunCreate } },
       async (req, reply) =>
-        stream(req, reply, await service.create(req.params.thread_id, req.body), req.body, false),
+        stream(
+          req,
+          reply,
+          await service.create(req.params.thread_id, req.body, req.headers),
+          req.body,
+          false,
+        ),
     );
 
     app.get(
@@ -171,14 +177,15 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     );
 
     app.post('/runs', { schema: { tags, body: RunCreate } }, async (req, reply) => {
-      const run = await service.create(undefined, req.body);
+      const run = await service.create(undefined, req.body, req.headers);
       void reply.header('Content-Location', runPath(run, true));
       return runBody(run);
     });
 
     app.post('/runs/batch', { schema: { tags, body: RunBatch } }, async (req) => {
       const runs = [];
-      for (const body of req.body) runs.push(runBody(await service.create(undefined, body)));
+      for (const body of req.body)
+        runs.push(runBody(await service.create(undefined, body, req.headers)));
       return runs;
     });
 
@@ -192,11 +199,11 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     );
 
     app.post('/runs/wait', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      wait(reply, await service.create(undefined, req.body), true),
+      wait(reply, await service.create(undefined, req.body, req.headers), true),
     );
 
     app.post('/runs/stream', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      stream(req, reply, await service.create(undefined, req.body), req.body, true),
+      stream(req, reply, await service.create(undefined, req.body, req.headers), req.body, true),
     );
 
     app.get(

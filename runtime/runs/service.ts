@@ -1,9 +1,11 @@
 // Runs: creation with multitask strategies, waiting and joining, cancellation.
+import type { IncomingHttpHeaders } from 'node:http';
 import { v7 as uuidv7 } from 'uuid';
 import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { ThreadService } from '../threads/index.js';
+import { headerSelector, type HeaderSelector } from './configurable-headers.js';
 import type { RunEventLog } from './event-log.js';
 import type { RunKwargs } from './executor.js';
 import { CHANNELS, type Notifier } from './notifier.js';
@@ -22,11 +24,23 @@ export interface RunServiceDeps {
   notifier: Notifier;
   assistants: AssistantService;
   threads: ThreadService;
+  /** Picks the request headers copied into `config.configurable` (http.configurable_headers). */
+  configurableHeaders?: HeaderSelector | undefined;
 }
 
 function streamModes(body: RunCreateBody): StreamMode[] {
   const mode = body.stream_mode ?? 'values';
   return Array.isArray(mode) ? mode : [mode];
+}
+
+/** Request headers fill `configurable`; keys the caller set explicitly win. */
+function withHeaders(
+  config: RunCreateBody['config'],
+  headers: Record<string, string>,
+): Record<string, unknown> | null {
+  if (!Object.keys(headers).length) return config ?? null;
+  const configurable = (config?.configurable as Record<string, unknown> | undefined) ?? {};
+  return { ...(config ?? {}), configurable: { ...headers, ...configurable } };
 }
 
 export function runBody(row: RunRow) {
@@ -50,12 +64,20 @@ export interface CreatedRun {
 }
 
 export class RunService {
-  constructor(private readonly deps: RunServiceDeps) {}
+  private readonly selectHeaders: HeaderSelector;
+
+  constructor(private readonly deps: RunServiceDeps) {
+    this.selectHeaders = deps.configurableHeaders ?? headerSelector(undefined);
+  }
 
   /** Creates a run on `threadId`, or on a new temporary thread when it is undefined. */
-  async create(threadId: string | undefined, body: RunCreateBody): Promise<RunRow> {
+  async create(
+    threadId: string | undefined,
+    body: RunCreateBody,
+    requestHeaders: IncomingHttpHeaders = {},
+  ): Promise<RunRow> {
     const created = await withTransaction(this.deps.pool, (db) =>
-      this.createInTransaction(db, threadId, body),
+      this.createInTransaction(db, threadId, body, {}, requestHeaders),
     );
     await this.announce(created);
     return created.run;
@@ -70,6 +92,7 @@ export class RunService {
     threadId: string | undefined,
     body: RunCreateBody,
     extraKwargs: Record<string, unknown> = {},
+    requestHeaders: IncomingHttpHeaders = {},
   ): Promise<CreatedRun> {
     const assistant = await this.deps.assistants.get(body.assistant_id).catch((err: unknown) => {
       throw err instanceof AppError && err.code === 'NOT_FOUND'
@@ -85,7 +108,7 @@ export class RunService {
     const kwargs: RunKwargs = {
       input: body.input ?? null,
       command: body.command ?? null,
-      config: body.config ?? null,
+      config: withHeaders(body.config, this.selectHeaders(requestHeaders)),
       context: body.context ?? null,
       stream_mode: streamModes(body),
       stream_subgraphs: body.stream_subgraphs ?? false,

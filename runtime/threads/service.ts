@@ -36,6 +36,8 @@ export interface ThreadServiceDeps {
   checkpoints: CheckpointStore;
   graphs: GraphRegistry;
   logger: Logger;
+  /** `checkpointer.ttl.default_ttl`: the TTL of threads created without one. */
+  defaultTtl?: Ttl | undefined;
 }
 
 type Superstep = NonNullable<ThreadCreateBody['supersteps']>[number];
@@ -90,7 +92,7 @@ export class ThreadService {
     const inserted = await this.deps.store.insert({
       thread_id: threadId,
       metadata,
-      ttl: toTtl(body.ttl),
+      ttl: toTtl(body.ttl) ?? this.deps.defaultTtl,
     });
     if (!inserted) {
       if (body.if_exists === 'do_nothing') return this.getRow(threadId);
@@ -191,7 +193,7 @@ export class ThreadService {
     metadata: Record<string, unknown>,
     db?: PoolClient,
   ): Promise<void> {
-    await this.deps.store.insert({ thread_id: threadId, metadata, ttl: undefined }, db);
+    await this.deps.store.insert({ thread_id: threadId, metadata, ttl: this.deps.defaultTtl }, db);
   }
 
   lockForRun(threadId: string, db: PoolClient): Promise<ThreadRow | undefined> {

@@ -21,6 +21,8 @@ export interface ServerOptions {
   cwd?: string;
   port?: number;
   extraArgs?: string[];
+  /** Where readiness is probed; `/api/ok` when the config sets `http.mount_prefix: "/api"`. */
+  okPath?: string;
 }
 
 export interface RunningServer {
@@ -63,7 +65,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
-  await waitForOk(url, child, () => log);
+  await waitForOk(`${url}${options.okPath ?? '/ok'}`, child, () => log);
   return {
     url,
     port,
@@ -79,12 +81,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   };
 }
 
-async function waitForOk(url: string, child: ChildProcess, log: () => string): Promise<void> {
+async function waitForOk(okUrl: string, child: ChildProcess, log: () => string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${log()}`);
     try {
-      const res = await fetch(`${url}/ok`);
+      const res = await fetch(okUrl);
       if (res.ok) return;
     } catch {
       // not listening yet

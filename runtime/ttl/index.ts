@@ -1,0 +1,2 @@
+export { startSweepers, type Sweep } from './sweepers.js';
+export { checkpointerTtlSettings, type CheckpointerTtlSettings } from './checkpointer.js';
