@@ -113,15 +113,22 @@ describe('crons on replicas', () => {
     }
     await sleep(1500); // room for wrongly repeated catch-up firings to show up
     runs = await second.client.runs.list(thread.thread_id, { limit: 100 });
-    expect(runs.map(scheduledFor)).toEqual([new Date(missed).toISOString()]);
+    // Catch-up firings are those due before the restart: exactly one, the earliest missed. A
+    // minute boundary passing during the test may legitimately add the next regular firing.
+    const due = runs.map(scheduledFor);
+    expect(due.filter((at) => Date.parse(at) < restartedAt)).toEqual([
+      new Date(missed).toISOString(),
+    ]);
+    expect(due.filter((at) => Date.parse(at) >= restartedAt).length).toBeLessThanOrEqual(1);
     const after = (await (
       await fetch(`${second.server.url}/runs/crons/${cron.cron_id}`)
     ).json()) as {
       next_run_date: string;
     };
     const next = Date.parse(after.next_run_date);
+    // The schedule resumed on its grid: the next due minute after now, not a missed one.
     expect(next).toBeGreaterThan(restartedAt - 1000);
-    expect(next - restartedAt).toBeLessThanOrEqual(61_000);
+    expect(next - Date.now()).toBeLessThanOrEqual(61_000);
     expect(new Date(next).getUTCSeconds()).toBe(0);
     await second.client.crons.delete(cron.cron_id);
   }, 60_000);
