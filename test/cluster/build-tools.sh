@@ -29,8 +29,10 @@ fi
 
 mkdir -p "$ROOT"
 exec 9>"$ROOT/.lock"
-echo "build-tools: waiting for the build lock $ROOT/.lock" >&2
-flock 9
+if ! flock -n 9; then
+  echo "build-tools: another build holds $ROOT/.lock; waiting for it" >&2
+  flock 9
+fi
 if all_built; then # another process finished the build while we waited
   echo "$BIN"
   exit 0
