@@ -38,9 +38,14 @@ if all_built; then # another process finished the build while we waited
   exit 0
 fi
 
+# CI's environment may lack the login PATH; Go's usual install folder is the fallback.
+command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
+if ! command -v go >/dev/null; then
+  echo "build-tools: Go 1.26 or newer is needed (https://go.dev/doc/install) and 'go' is not on PATH" >&2
+  exit 1
+fi
 export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
 BUILD=(nice -n 10 go build -trimpath)
 mkdir -p "$BIN"
