@@ -68,3 +68,5 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     },
   });
 }
+
+export { loadControlPlaneEnv, ORGANIZATION_PLANS, type ControlPlaneEnv } from './control-plane.js';

@@ -1,0 +1,1 @@
+export { buildControlPlaneApp, type ControlPlaneAppDeps } from './app.js';

@@ -1,0 +1,1 @@
+export { KubeResources, KubeApiError, type CustomResource, type ObjectMeta } from './client.js';

@@ -1,0 +1,1 @@
+export { Pagination, Detail, ValidationErrorBody, page, paginate, UPDATED_AT } from './schemas.js';
