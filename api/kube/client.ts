@@ -53,7 +53,7 @@ function statusBody(body: unknown): { reason?: string; message?: string } {
       return { message: body };
     }
   }
-  return (body ?? {});
+  return body ?? {};
 }
 
 async function kube<T>(call: () => Promise<T>): Promise<T> {
