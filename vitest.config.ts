@@ -25,6 +25,21 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          environment: 'node',
+          // Builds the Kubernetes binaries once (cached outside the clone); see test/cluster/README.md.
+          globalSetup: ['test/cluster/global-setup.ts'],
+          pool: 'forks',
+          // Each file runs a whole control plane; one at a time on two cores.
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+          testTimeout: 180_000,
+          hookTimeout: 240_000,
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,256 @@
+// The one entry point tests and benchmarks use to get a real, local Kubernetes control plane:
+// etcd + kube-apiserver (TLS, RBAC) + kube-controller-manager + kube-scheduler + kwok (fake,
+// always-Ready nodes whose pods become Running/Ready with no container runtime).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPki, issueClientCert, writeKubeconfig } from './certs.js';
+import { apiserverArgs, nodeManifests, SERVICE_CIDR, SERVICE_IP } from './components.js';
+import { ClusterProcess } from './process.js';
+import {
+  distinctFreePorts,
+  readyz,
+  runTool,
+  startWatchdog,
+  waitFor,
+  type CommandOptions,
+} from './support.js';
+import { ensureTools } from './tools.js';
+
+export { ensureTools } from './tools.js';
+export type { CommandOptions } from './support.js';
+
+export interface ClusterOptions {
+  /** Fake nodes kwok keeps Ready (default 3). */
+  nodes?: number;
+  /** Folder holding the binaries; default: ensureTools() (builds once, then cached). */
+  binDir?: string;
+}
+
+export interface Cluster {
+  /** Admin (system:masters) kubeconfig with inlined credentials. */
+  kubeconfigPath: string;
+  /** https://127.0.0.1:<port> */
+  server: string;
+  binDir: string;
+  /** Runs kubectl against this cluster; resolves to stdout, rejects with stderr on failure. */
+  kubectl(args: string[], options?: CommandOptions): Promise<string>;
+  /** Runs helm against this cluster (its own throw-away helm home). */
+  helm(args: string[], options?: CommandOptions): Promise<string>;
+  /** A kubeconfig for a non-admin user (client cert with CN=user, O=groups), for RBAC tests. */
+  userKubeconfig(user: string, groups?: string[]): Promise<string>;
+  /** Stops kube-apiserver and starts it again on the same port with the same data. */
+  restartApiserver(options?: { downMs?: number }): Promise<void>;
+  /** Names of the fake nodes. */
+  nodeNames: string[];
+  /** Throw-away folder with certificates, etcd data and logs/<component>.log; removed by stop(). */
+  workDir: string;
+  /** Process ids of the running components (etcd, apiserver, controllers, kwok). */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const binDir = options.binDir ?? (await ensureTools());
+  const dir = mkdtempSync(join(tmpdir(), 'graphdock-cluster-'));
+  const logDir = join(dir, 'logs');
+  const processes: ClusterProcess[] = [];
+  const watchdog = startWatchdog(dir);
+  const killAll = (): void => processes.forEach((p) => p.killNow());
+  process.once('exit', killAll);
+
+  let stopping: Promise<void> | undefined;
+  const stopAll = (): Promise<void> => (stopping ??= stopEverything());
+  const stopEverything = async (): Promise<void> => {
+    process.off('exit', killAll);
+    // Reverse start order: controllers first, etcd last, so none of them logs a storm of errors.
+    for (const child of [...processes].reverse()) await child.stop();
+    watchdog.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    mkdirSync(logDir);
+    const [etcdPort, etcdPeerPort, apiPort, kwokPort] = (await distinctFreePorts(4)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    const server = `https://127.0.0.1:${apiPort}`;
+    mkdirSync(join(dir, 'pki'));
+    const pki = await createPki(join(dir, 'pki'), SERVICE_IP).catch((error: unknown) => {
+      throw new Error(`certificate generation failed (is openssl installed?): ${String(error)}`);
+    });
+    const admin = await issueClientCert(pki, 'graphdock-admin', ['system:masters']);
+    const kubeconfigPath = join(dir, 'admin.kubeconfig');
+    await writeKubeconfig(kubeconfigPath, server, pki, 'graphdock-admin', admin);
+
+    const track = (p: ClusterProcess): ClusterProcess => {
+      processes.push(p);
+      p.start();
+      writeFileSync(join(dir, 'pids'), processes.map((x) => x.pid ?? '').join(' '));
+      return p;
+    };
+    const bin = (name: string): string => join(binDir, name);
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+
+    const etcd = track(
+      new ClusterProcess({
+        name: 'etcd',
+        command: bin('etcd'),
+        logDir,
+        args: [
+          '--name=graphdock-test',
+          `--data-dir=${join(dir, 'etcd')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+          `--initial-cluster=graphdock-test=http://127.0.0.1:${etcdPeerPort}`,
+          '--unsafe-no-fsync', // test data is thrown away; fsync only slows a shared disk
+          '--log-level=warn',
+        ],
+      }),
+    );
+    await waitFor('etcd /health', [etcd], async () => {
+      const res = await fetch(`${etcdUrl}/health`);
+      return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+    });
+
+    const apiserver = track(
+      new ClusterProcess({
+        name: 'kube-apiserver',
+        command: bin('kube-apiserver'),
+        logDir,
+        args: apiserverArgs({ dir, pki, etcdUrl, apiPort }),
+      }),
+    );
+    const apiserverReady = (): Promise<void> =>
+      waitFor('kube-apiserver /readyz', [etcd, apiserver], () => readyz(apiPort, pki, admin));
+    await apiserverReady();
+
+    const controllerKubeconfigArgs = [
+      `--kubeconfig=${kubeconfigPath}`,
+      `--authentication-kubeconfig=${kubeconfigPath}`,
+      `--authorization-kubeconfig=${kubeconfigPath}`,
+      '--leader-elect=false',
+      '--secure-port=0', // no metrics/health server needed, and no port to allocate
+      // Default client limits (20 qps) would throttle benchmarks that create hundreds of objects.
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
+    ];
+    const controllerManager = track(
+      new ClusterProcess({
+        name: 'kube-controller-manager',
+        command: bin('kube-controller-manager'),
+        logDir,
+        args: [
+          ...controllerKubeconfigArgs,
+          `--service-account-private-key-file=${pki.serviceAccountKey}`,
+          `--root-ca-file=${pki.caCert}`,
+          `--cluster-signing-cert-file=${pki.caCert}`,
+          `--cluster-signing-key-file=${pki.caKey}`,
+          `--service-cluster-ip-range=${SERVICE_CIDR}`,
+          '--use-service-account-credentials=false',
+          '--concurrent-deployment-syncs=10',
+          '--concurrent-replicaset-syncs=10',
+          '--v=1',
+        ],
+      }),
+    );
+    const scheduler = track(
+      new ClusterProcess({
+        name: 'kube-scheduler',
+        command: bin('kube-scheduler'),
+        logDir,
+        args: [...controllerKubeconfigArgs, '--v=1'],
+      }),
+    );
+    const kwok = track(
+      new ClusterProcess({
+        name: 'kwok',
+        command: bin('kwok'),
+        logDir,
+        args: [
+          `--kubeconfig=${kubeconfigPath}`,
+          `--config=${join(binDir, 'kwok-stages.yaml')}`,
+          '--manage-all-nodes=false',
+          '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+          `--server-address=127.0.0.1:${kwokPort}`,
+          '--cidr=10.244.0.0/16',
+          '--node-ip=127.0.0.1',
+          '--node-lease-duration-seconds=40',
+        ],
+      }),
+    );
+    const all = [etcd, apiserver, controllerManager, scheduler, kwok];
+
+    const helmHome = join(dir, 'helm');
+    const env = { KUBECONFIG: kubeconfigPath, HOME: helmHome };
+    const kubectl = (args: string[], opts?: CommandOptions): Promise<string> =>
+      runTool(bin('kubectl'), ['--kubeconfig', kubeconfigPath, ...args], env, opts);
+    const helm = (args: string[], opts?: CommandOptions): Promise<string> =>
+      runTool(
+        bin('helm'),
+        ['--kubeconfig', kubeconfigPath, ...args],
+        {
+          ...env,
+          HELM_CACHE_HOME: join(helmHome, 'cache'),
+          HELM_CONFIG_HOME: join(helmHome, 'config'),
+          HELM_DATA_HOME: join(helmHome, 'data'),
+        },
+        opts,
+      );
+
+    const nodeNames = Array.from({ length: options.nodes ?? 3 }, (_, i) => `kwok-node-${i}`);
+    await kubectl(['apply', '-f', '-'], { input: nodeManifests(nodeNames) });
+    await waitFor('fake nodes Ready', all, async () => {
+      const out = await kubectl([
+        'get',
+        'nodes',
+        '-o',
+        'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+      ]);
+      const ready = out.split('\n').filter((s) => s === 'True').length;
+      return ready === nodeNames.length;
+    });
+    // Pods need the namespace's default ServiceAccount (ServiceAccount admission), which only
+    // the controller-manager creates: its presence shows the controllers are running.
+    await waitFor('default ServiceAccount', all, async () => {
+      await kubectl(['get', 'serviceaccount', 'default', '-n', 'default']);
+      return true;
+    });
+
+    return {
+      kubeconfigPath,
+      server,
+      binDir,
+      nodeNames,
+      workDir: dir,
+      pids: () => processes.filter((p) => p.running).map((p) => p.pid ?? 0),
+      kubectl,
+      helm,
+      userKubeconfig: async (user, groups = []) => {
+        const cert = await issueClientCert(pki, user, groups);
+        const path = join(dir, `user-${user.replace(/[^a-zA-Z0-9_.-]/g, '_')}.kubeconfig`);
+        await writeKubeconfig(path, server, pki, user, cert);
+        return path;
+      },
+      restartApiserver: async ({ downMs = 0 } = {}) => {
+        await apiserver.stop();
+        if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+        apiserver.start();
+        writeFileSync(join(dir, 'pids'), processes.map((x) => x.pid ?? '').join(' '));
+        await apiserverReady();
+      },
+      stop: stopAll,
+    };
+  } catch (error) {
+    const logs = processes
+      .map((p) => `--- ${p.spec.name} (last lines) ---\n${p.logTail(2_500)}`)
+      .join('\n');
+    await stopAll();
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs}`);
+  }
+}
