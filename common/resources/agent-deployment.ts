@@ -53,7 +53,7 @@ export const agentDeploymentResource: CustomResourceSource = {
   spec: AgentDeploymentSpec,
   status: AgentDeploymentStatus,
   printerColumns: [
-    { name: 'Name', type: 'string', jsonPath: '.spec.name' },
+    { name: 'Agent', type: 'string', jsonPath: '.spec.name' },
     { name: 'Status', type: 'string', jsonPath: '.status.status' },
     { name: 'Revision', type: 'integer', jsonPath: '.spec.latest_revision.number' },
     { name: 'Image', type: 'string', jsonPath: '.spec.source_revision_config.image_uri' },

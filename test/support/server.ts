@@ -7,7 +7,7 @@ export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 export const EXAMPLES_CONFIG = join(REPO_ROOT, 'examples', 'langgraph.json');
 
 export interface ServerOptions {
-  command?: 'runtime' | 'dev';
+  command?: 'runtime' | 'dev' | 'api';
   config?: string;
   databaseUrl?: string;
   env?: Record<string, string | undefined>;
