@@ -7,6 +7,7 @@ export {
   type ControlPlaneOptions,
 } from './server.js';
 export { TenancyService, TenancyStore, SELF_HOSTED_ENTERPRISE_PLAN } from './tenancy/index.js';
+export { buildControlPlaneOpenApi } from './http/index.js';
 export {
   createIssues,
   planPatch,

@@ -2,14 +2,25 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dump } from 'js-yaml';
+import { buildControlPlaneOpenApi } from '../api/index.js';
 import { buildCrd, CUSTOM_RESOURCES, GROUP } from '../common/resources/index.js';
 import { buildOpenApiDocument, GRAPHDOCK_VERSION } from '../runtime/index.js';
 
 export const OPENAPI_PATH = join(import.meta.dirname, '..', 'docs', 'openapi.json');
+export const CONTROL_PLANE_OPENAPI_PATH = join(
+  import.meta.dirname,
+  '..',
+  'docs',
+  'control-plane-openapi.json',
+);
 export const CRDS_DIR = join(import.meta.dirname, '..', 'crds');
 
 export async function renderOpenApi(): Promise<string> {
   return `${JSON.stringify(await buildOpenApiDocument(GRAPHDOCK_VERSION), null, 2)}\n`;
+}
+
+export async function renderControlPlaneOpenApi(): Promise<string> {
+  return `${JSON.stringify(await buildControlPlaneOpenApi(GRAPHDOCK_VERSION), null, 2)}\n`;
 }
 
 /** One YAML file per CustomResourceDefinition, keyed by file name inside `crds/`. */
@@ -26,6 +37,8 @@ export function renderCrds(): Map<string, string> {
 if (process.argv[1] === import.meta.filename) {
   writeFileSync(OPENAPI_PATH, await renderOpenApi());
   console.log(`wrote ${OPENAPI_PATH}`);
+  writeFileSync(CONTROL_PLANE_OPENAPI_PATH, await renderControlPlaneOpenApi());
+  console.log(`wrote ${CONTROL_PLANE_OPENAPI_PATH}`);
   mkdirSync(CRDS_DIR, { recursive: true });
   for (const [name, text] of renderCrds()) {
     writeFileSync(join(CRDS_DIR, name), text);

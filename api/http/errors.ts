@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ValidationIssue } from '../../common/errors/index.js';
+import { KubeApiError } from '../kube/index.js';
 
 const LOCATION: Record<string, string> = {
   body: 'body',
@@ -11,25 +12,22 @@ const LOCATION: Record<string, string> = {
   headers: 'header',
 };
 
-interface ZodIssueLike {
-  code?: string;
-  input?: unknown;
-  path?: PropertyKey[];
+interface ZodValidationEntry {
+  instancePath: string;
+  keyword: string;
   message?: string;
 }
 
-/** FastAPI's wording for the common cases, so clients written against it read the same text. */
-function describe(issue: ZodIssueLike, fallback: string): { msg: string; type: string } {
-  if (issue.code === 'invalid_type' && issue.input === undefined)
+/** FastAPI's wording for a missing field, so clients written against it read the same text. */
+function describe(entry: ZodValidationEntry): { msg: string; type: string } {
+  const message = entry.message ?? 'Invalid value';
+  if (entry.keyword === 'invalid_type' && /received undefined$/.test(message))
     return { msg: 'Field required', type: 'missing' };
-  if (issue.code === 'unrecognized_keys') return { msg: fallback, type: 'extra_forbidden' };
-  return { msg: fallback, type: issue.code ?? 'value_error' };
+  return { msg: message, type: entry.keyword || 'value_error' };
 }
 
 function validationIssues(
-  error: FastifyError & {
-    validation: { instancePath: string; message?: string; params?: { issue?: ZodIssueLike } }[];
-  },
+  error: FastifyError & { validation: ZodValidationEntry[] },
 ): ValidationIssue[] {
   const where = LOCATION[error.validationContext ?? 'body'] ?? 'body';
   return error.validation.map((v) => {
@@ -37,15 +35,22 @@ function validationIssues(
       .split('/')
       .filter(Boolean)
       .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
-    return {
-      loc: [where, ...path],
-      ...describe(v.params?.issue ?? {}, v.message ?? 'Invalid value'),
-    };
+    return { loc: [where, ...path], ...describe(v) };
   });
+}
+
+/** Failures of the Kubernetes API become answers a client can act on. */
+function kubeReply(error: KubeApiError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.status === 409) return reply.code(409).send({ detail: error.message });
+  if (error.status === 400 || error.status === 422)
+    return reply.code(400).send({ detail: error.message });
+  request.log.error({ err: error }, 'Kubernetes API request failed');
+  return reply.code(503).send({ detail: 'The Kubernetes API is unavailable' });
 }
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) return reply.code(error.status).send({ detail: error.detail });
+  if (error instanceof KubeApiError) return kubeReply(error, request, reply);
   if (hasZodFastifySchemaValidationErrors(error))
     return reply.code(422).send({ detail: validationIssues(error) });
   if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError)

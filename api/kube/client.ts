@@ -66,6 +66,9 @@ async function kube<T>(call: () => Promise<T>): Promise<T> {
         cause: err,
       });
     }
+    // Connection failures (refused, reset, TLS) mean the API server is not reachable right now.
+    if (err instanceof Error && err.name === 'FetchError')
+      throw new KubeApiError(503, 'Unavailable', err.message, { cause: err });
     throw err;
   }
 }
