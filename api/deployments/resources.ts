@@ -14,7 +14,7 @@ import {
   type ResourceSpec,
 } from '../../common/resources/index.js';
 import type { CustomResource } from '../kube/index.js';
-import { UPDATED_AT } from '../shared/index.js';
+import { CREATED_AT, createdAt, UPDATED_AT } from '../shared/index.js';
 import type { Deployment, Revision, Secret } from './schemas.js';
 
 export type DeploymentResource = CustomResource<AgentDeploymentSpec, AgentDeploymentStatus>;
@@ -23,8 +23,7 @@ export type RevisionResource = CustomResource<AgentRevisionSpec, AgentRevisionSt
 /** The Secret holding one revision's secrets. */
 export const revisionSecretName = (revisionId: string) => `${revisionId}-secrets`;
 
-const created = (r: CustomResource<unknown, unknown>) =>
-  r.metadata.creationTimestamp ?? new Date(0).toISOString();
+const created = (r: CustomResource<unknown, unknown>) => createdAt(r.metadata);
 
 export function deploymentBody(resource: DeploymentResource, secrets: Secret[]): Deployment {
   const { spec, status, metadata } = resource;
@@ -107,6 +106,7 @@ export function revisionResource(
     metadata: {
       name: revision.id,
       namespace: metadata.namespace,
+      annotations: { [CREATED_AT]: new Date().toISOString() },
       labels: {
         [LABELS.workspaceId]: spec.workspace_id,
         [LABELS.deploymentId]: metadata.name,

@@ -14,7 +14,7 @@ import {
 } from '../../common/resources/index.js';
 import { KubeApiError, type KubeResources } from '../kube/index.js';
 import type { ListenerService } from '../listeners/index.js';
-import { paginate, UPDATED_AT } from '../shared/index.js';
+import { CREATED_AT, createdAt, paginate, UPDATED_AT } from '../shared/index.js';
 import type { Principal } from '../tenancy/index.js';
 import {
   deploymentBody,
@@ -42,7 +42,7 @@ const PATCH_ATTEMPTS = 5;
 const newestFirst = (a: RevisionResource, b: RevisionResource) =>
   b.spec.revision_number - a.spec.revision_number;
 const oldestFirst = (a: DeploymentResource, b: DeploymentResource) =>
-  (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+  createdAt(a.metadata).localeCompare(createdAt(b.metadata)) ||
   a.metadata.name.localeCompare(b.metadata.name);
 
 export class DeploymentService {
@@ -99,7 +99,7 @@ export class DeploymentService {
               [LABELS.deploymentId]: id,
               [LABELS.listenerId]: listenerId,
             },
-            annotations: { [UPDATED_AT]: now },
+            annotations: { [CREATED_AT]: now, [UPDATED_AT]: now },
           },
           spec,
         },
@@ -372,7 +372,10 @@ export class DeploymentService {
         namespace: current.metadata.namespace,
         resourceVersion: current.metadata.resourceVersion,
         labels: current.metadata.labels,
-        annotations: { [UPDATED_AT]: new Date().toISOString() },
+        annotations: {
+          [CREATED_AT]: createdAt(current.metadata),
+          [UPDATED_AT]: new Date().toISOString(),
+        },
       },
       spec,
     });

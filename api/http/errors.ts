@@ -44,7 +44,10 @@ function kubeReply(error: KubeApiError, request: FastifyRequest, reply: FastifyR
   if (error.status === 409) return reply.code(409).send({ detail: error.message });
   if (error.status === 400 || error.status === 422)
     return reply.code(400).send({ detail: error.message });
-  request.log.error({ err: error }, 'Kubernetes API request failed');
+  request.log.error(
+    { err: error, status: error.status, reason: error.reason },
+    'Kubernetes API request failed',
+  );
   return reply.code(503).send({ detail: 'The Kubernetes API is unavailable' });
 }
 

@@ -56,20 +56,49 @@ function statusBody(body: unknown): { reason?: string; message?: string } {
   return body ?? {};
 }
 
+const THROTTLE_ATTEMPTS = 5;
+const MAX_RETRY_AFTER_MS = 2_000;
+
+function translate(err: unknown): unknown {
+  if (err instanceof ApiException) {
+    const status = statusBody(err.body);
+    return new KubeApiError(err.code, status.reason ?? '', status.message ?? err.message, {
+      cause: err,
+    });
+  }
+  // Connection failures (refused, reset, TLS) mean the API server is not reachable right now.
+  if (err instanceof Error && err.name === 'FetchError')
+    return new KubeApiError(503, 'Unavailable', err.message, { cause: err });
+  return err;
+}
+
+function retryAfterMs(err: KubeApiError): number {
+  const header = (err.cause as ApiException<unknown> | undefined)?.headers?.['retry-after'];
+  const seconds = Number(header ?? 1);
+  return Math.min(Number.isFinite(seconds) ? seconds * 1000 : 1000, MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * Calls the Kubernetes API, turning its failures into KubeApiError. A 429 (throttled, or a
+ * resource's storage still initialising) means the request was not processed, so it is retried
+ * after the server's Retry-After, as client-go does.
+ */
 async function kube<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof ApiException) {
-      const status = statusBody(err.body);
-      throw new KubeApiError(err.code, status.reason ?? '', status.message ?? err.message, {
-        cause: err,
-      });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const translated = translate(err);
+      if (
+        translated instanceof KubeApiError &&
+        translated.status === 429 &&
+        attempt < THROTTLE_ATTEMPTS
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, retryAfterMs(translated)));
+        continue;
+      }
+      throw translated;
     }
-    // Connection failures (refused, reset, TLS) mean the API server is not reachable right now.
-    if (err instanceof Error && err.name === 'FetchError')
-      throw new KubeApiError(503, 'Unavailable', err.message, { cause: err });
-    throw err;
   }
 }
 

@@ -10,7 +10,7 @@ import {
   type ListenerStatus,
 } from '../../common/resources/index.js';
 import { KubeApiError, type CustomResource, type KubeResources } from '../kube/index.js';
-import { paginate, UPDATED_AT, type Pagination } from '../shared/index.js';
+import { CREATED_AT, createdAt, paginate, UPDATED_AT, type Pagination } from '../shared/index.js';
 import { SELF_HOSTED_ENTERPRISE_PLAN, type Principal } from '../tenancy/index.js';
 import type { Listener, ListenerCreateRequest, ListenerPatchRequest } from './schemas.js';
 
@@ -18,7 +18,7 @@ export type ListenerResource = CustomResource<ListenerSpec, ListenerStatus>;
 
 export function listenerBody(resource: ListenerResource): Listener {
   const { metadata, spec } = resource;
-  const created = metadata.creationTimestamp ?? new Date(0).toISOString();
+  const created = createdAt(metadata);
   return {
     id: metadata.labels?.[LABELS.listenerId] ?? '',
     version: spec.version ?? null,
@@ -31,7 +31,7 @@ export function listenerBody(resource: ListenerResource): Listener {
 }
 
 const byCreation = (a: ListenerResource, b: ListenerResource) =>
-  (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+  createdAt(a.metadata).localeCompare(createdAt(b.metadata)) ||
   a.metadata.name.localeCompare(b.metadata.name);
 
 export class ListenerService {
@@ -57,7 +57,7 @@ export class ListenerService {
       metadata: {
         name: listenerResourceName(ws, body.compute_id),
         labels: { [LABELS.workspaceId]: ws, [LABELS.listenerId]: randomUUID() },
-        annotations: { [UPDATED_AT]: now },
+        annotations: { [CREATED_AT]: now, [UPDATED_AT]: now },
       },
       spec: {
         workspace_id: ws,
@@ -130,7 +130,10 @@ export class ListenerService {
       metadata: {
         name: current.metadata.name,
         labels: current.metadata.labels,
-        annotations: { [UPDATED_AT]: new Date().toISOString() },
+        annotations: {
+          [CREATED_AT]: createdAt(current.metadata),
+          [UPDATED_AT]: new Date().toISOString(),
+        },
       },
       spec,
     });

@@ -28,5 +28,18 @@ export function paginate<T>(items: T[], { limit, offset }: Pagination) {
   return { resources, offset: offset + resources.length };
 }
 
+/** Creation time in milliseconds (`creationTimestamp` has whole seconds only), for `created_at` and list order. */
+export const CREATED_AT = 'graphdock.dev/created-at';
+
 /** Annotation holding the last time the API changed a resource (`updated_at`). */
 export const UPDATED_AT = 'graphdock.dev/updated-at';
+
+/** When a resource was created, as precisely as known. */
+export function createdAt(metadata: {
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+}): string {
+  return (
+    metadata.annotations?.[CREATED_AT] ?? metadata.creationTimestamp ?? new Date(0).toISOString()
+  );
+}
