@@ -11,6 +11,7 @@ import {
   type AgentDeploymentStatus,
   type AgentRevisionSpec,
   type AgentRevisionStatus,
+  type DeploymentStatus,
   type ResourceSpec,
 } from '../../common/resources/index.js';
 import type { CustomResource } from '../kube/index.js';
@@ -24,6 +25,12 @@ export type RevisionResource = CustomResource<AgentRevisionSpec, AgentRevisionSt
 export const revisionSecretName = (revisionId: string) => `${revisionId}-secrets`;
 
 const created = (r: CustomResource<unknown, unknown>) => createdAt(r.metadata);
+
+/** The API status of a deployment: what the operator reported, or where it starts. */
+export function deploymentStatus(resource: DeploymentResource): DeploymentStatus {
+  if (resource.metadata.deletionTimestamp) return 'AWAITING_DELETE';
+  return resource.status?.status ?? INITIAL_DEPLOYMENT_STATUS;
+}
 
 export function deploymentBody(resource: DeploymentResource, secrets: Secret[]): Deployment {
   const { spec, status, metadata } = resource;
@@ -52,9 +59,7 @@ export function deploymentBody(resource: DeploymentResource, secrets: Secret[]):
     secrets,
     created_at: created(resource),
     updated_at: metadata.annotations?.[UPDATED_AT] ?? created(resource),
-    status: metadata.deletionTimestamp
-      ? 'AWAITING_DELETE'
-      : (status?.status ?? INITIAL_DEPLOYMENT_STATUS),
+    status: deploymentStatus(resource),
     latest_revision_id: spec.latest_revision.id,
     active_revision_id: status?.activeRevisionId ?? null,
     image_version: null,

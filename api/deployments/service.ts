@@ -18,6 +18,7 @@ import { CREATED_AT, createdAt, paginate, UPDATED_AT } from '../shared/index.js'
 import type { Principal } from '../tenancy/index.js';
 import {
   deploymentBody,
+  deploymentStatus,
   isReconciled,
   revisionBody,
   revisionResource,
@@ -149,12 +150,12 @@ export class DeploymentService {
     }
     if (query.remote_reconciled !== undefined)
       items = items.filter((d) => isReconciled(d) === query.remote_reconciled);
-    const page = paginate(items.sort(oldestFirst), query);
-    let resources = await Promise.all(page.resources.map((d) => this.body(d)));
     if (query.status) {
       const wanted = new Set(query.status);
-      resources = resources.filter((d) => wanted.has(d.status));
+      items = items.filter((d) => wanted.has(deploymentStatus(d)));
     }
+    const page = paginate(items.sort(oldestFirst), query);
+    const resources = await Promise.all(page.resources.map((d) => this.body(d)));
     return { resources, offset: page.offset };
   }
 

@@ -347,19 +347,50 @@ describe('PATCH, revisions and redeploy', () => {
 });
 
 describe('DELETE /v2/deployments/{id}', () => {
-  it('204, then 404; the resources are gone from the cluster', async () => {
+  it('204, then 404; the revisions and their Secrets go with the deployment', async () => {
     const created = await createDeployment('delete-me');
+    await json(`/v2/deployments/${created.id}`, {
+      method: 'PATCH',
+      json: { source_revision_config: { image_uri: 'registry.local/agent:2' } },
+    });
     const res = await cp.http(`/v2/deployments/${created.id}`, { method: 'DELETE' });
     expect(res.status).toBe(204);
     expect((await cp.http(`/v2/deployments/${created.id}`)).status).toBe(404);
+    expect((await cp.http(`/v2/deployments/${created.id}`, { method: 'DELETE' })).status).toBe(404);
+    const selector = `graphdock.dev/deployment-id=${created.id}`;
     const left = await cp.kubectlJson<{ items: unknown[] }>([
       'get',
       'agentdeployments',
       '-n',
       'agents',
       '-l',
-      `graphdock.dev/deployment-id=${created.id}`,
+      selector,
     ]);
     expect(left.items).toEqual([]);
+    // The garbage collector follows the owner references: revisions, then their Secrets.
+    const deadline = Date.now() + 90_000;
+    let remaining = -1;
+    while (Date.now() < deadline) {
+      const revisions = await cp.kubectlJson<{ items: unknown[] }>([
+        'get',
+        'agentrevisions',
+        '-n',
+        'agents',
+        '-l',
+        selector,
+      ]);
+      const secrets = await cp.kubectlJson<{ items: unknown[] }>([
+        'get',
+        'secrets',
+        '-n',
+        'agents',
+        '-l',
+        selector,
+      ]);
+      remaining = revisions.items.length + secrets.items.length;
+      if (remaining === 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(remaining).toBe(0);
   });
 });
