@@ -8,6 +8,7 @@ export {
 } from './server.js';
 export { TenancyService, TenancyStore, SELF_HOSTED_ENTERPRISE_PLAN } from './tenancy/index.js';
 export { buildControlPlaneOpenApi } from './http/index.js';
+export { CONTROL_PLANE_API_RULES, type PolicyRule } from './kube/index.js';
 export {
   createIssues,
   planPatch,

@@ -11,11 +11,40 @@ import {
   type Pool,
   type PostgresServer,
 } from '../../common/db/index.js';
-import { migrateControlPlaneDatabase, TenancyService, TenancyStore } from '../../api/index.js';
+import {
+  CONTROL_PLANE_API_RULES,
+  migrateControlPlaneDatabase,
+  TenancyService,
+  TenancyStore,
+} from '../../api/index.js';
 import { startCluster, type Cluster } from '../cluster/index.js';
 import { REPO_ROOT, startServer, type RunningServer } from './server.js';
 
 export const BOOTSTRAP_KEY = 'gdk_bootstrap_key_for_tests_0123456789';
+
+const API_USER = 'graphdock-api';
+
+function apiRbac() {
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: API_USER },
+        rules: CONTROL_PLANE_API_RULES,
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: API_USER },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: API_USER },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: API_USER }],
+      },
+    ],
+  };
+}
 
 export interface ControlPlaneFixture {
   cluster: Cluster;
@@ -58,10 +87,16 @@ export function useControlPlane(options: { namespaces?: string[] } = {}): Contro
     for (const ns of options.namespaces ?? ['agents'])
       await cluster.kubectl(['create', 'namespace', ns]);
 
+    // The api runs as its own user holding only CONTROL_PLANE_API_RULES, so every test also
+    // proves those permissions are enough.
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(apiRbac()) });
     fixture.api = await startServer({
       command: 'api',
       databaseUrl: pg.url,
-      env: { KUBECONFIG: cluster.kubeconfigPath, GRAPHDOCK_BOOTSTRAP_API_KEY: BOOTSTRAP_KEY },
+      env: {
+        KUBECONFIG: await cluster.userKubeconfig(API_USER),
+        GRAPHDOCK_BOOTSTRAP_API_KEY: BOOTSTRAP_KEY,
+      },
     });
     fixture.url = fixture.api.url;
     pool = createPool({ url: pg.url, max: 2 });
