@@ -39,8 +39,11 @@ export interface Cluster {
   helm(args: string[], options?: CommandOptions): Promise<string>;
   /** A kubeconfig for a non-admin user (client cert with CN=user, O=groups), for RBAC tests. */
   userKubeconfig(user: string, groups?: string[]): Promise<string>;
-  /** Stops kube-apiserver and starts it again on the same port with the same data. */
-  restartApiserver(options?: { downMs?: number }): Promise<void>;
+  /**
+   * Stops kube-apiserver (SIGTERM, SIGKILL after 3 s; at once with `crash`), keeps it down for
+   * `downMs`, then starts it again on the same port with the same etcd data and waits for /readyz.
+   */
+  restartApiserver(options?: { downMs?: number; crash?: boolean }): Promise<void>;
   /** Names of the fake nodes. */
   nodeNames: string[];
   /** Throw-away folder with certificates, etcd data and logs/<component>.log; removed by stop(). */
@@ -237,8 +240,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         await writeKubeconfig(path, server, pki, user, cert);
         return path;
       },
-      restartApiserver: async ({ downMs = 0 } = {}) => {
-        await apiserver.stop();
+      restartApiserver: async ({ downMs = 0, crash = false } = {}) => {
+        // A graceful stop with watches open takes kube-apiserver over 10 s to exit, so it gets
+        // 3 s before SIGKILL; `crash` skips the grace entirely.
+        await apiserver.stop(crash ? 0 : 3_000);
         if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
         apiserver.start();
         writeFileSync(join(dir, 'pids'), processes.map((x) => x.pid ?? '').join(' '));

@@ -53,12 +53,12 @@ export class ClusterProcess {
     this.child = child;
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  /** SIGTERM, then SIGKILL after `graceMs` (0: SIGKILL at once); resolves once it is gone. */
   async stop(graceMs = 10_000): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return this.exited;
     this.stopping = true;
-    child.kill('SIGTERM');
+    child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     await this.exited;
     clearTimeout(timer);

@@ -77,7 +77,11 @@ export function runTool(
       (error, stdout, stderr) => {
         if (error) {
           const name = command.split('/').pop();
-          reject(new Error(`${name} ${args.join(' ')} failed: ${stderr.trim() || error.message}`));
+          reject(
+            new Error(
+              `${name} ${args.join(' ')} failed: ${stderr.trim() || stdout.trim() || error.message}`,
+            ),
+          );
         } else resolve(stdout);
       },
     );
