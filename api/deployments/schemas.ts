@@ -37,7 +37,8 @@ export const DeploymentCreateRequest = z.object({
   source: z.enum(DEPLOYMENT_SOURCE_VALUES),
   source_config: SourceConfigRequest,
   source_revision_config: SourceRevisionConfigRequest,
-  secrets: z.array(Secret).max(256),
+  // Required by the API description, but the official CLI omits it when there are none.
+  secrets: z.array(Secret).max(256).default([]),
 });
 export type DeploymentCreateRequest = z.infer<typeof DeploymentCreateRequest>;
 
