@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../common/config/index.js';
 import { ConfigFileError, GraphLoadError } from '../runtime/index.js';
+import { runApi } from './api-commands.js';
 import { runDev, runMigrate, runRuntime } from './runtime-commands.js';
 
 const USAGE = `Usage: graphdock <command> [options]
@@ -11,10 +12,12 @@ Commands:
             set, otherwise an embedded PostgreSQL persisted under .graphdock/.
   runtime   Serve the graphs in production (DATABASE_URL required).
   migrate   Apply the runtime's database migrations and exit (DATABASE_URL required).
+  api       Serve the control-plane API /v2/deployments and /v2/listeners (DATABASE_URL
+            required; the Kubernetes API from KUBECONFIG or the in-cluster account).
 
 Options:
   --config <path>   langgraph.json to serve (default: ./langgraph.json)
-  --port <n>        port to listen on (dev: 2024, runtime: 8000)
+  --port <n>        port to listen on (dev: 2024, runtime: 8000, api: 8080)
   --host <h>        address to bind (dev: 127.0.0.1, runtime: 0.0.0.0)
   -h, --help        show this help
 `;
@@ -49,6 +52,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runRuntime(options);
       case 'migrate':
         return await runMigrate();
+      case 'api':
+        return await runApi(options);
       default:
         process.stderr.write(`graphdock: unknown command "${command}"\n\n${USAGE}`);
         return 2;

@@ -75,3 +75,5 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     crons: { tickMs: e.GRAPHDOCK_CRON_TICK_MS },
   });
 }
+
+export { loadControlPlaneEnv, ORGANIZATION_PLANS, type ControlPlaneEnv } from './control-plane.js';

@@ -14,7 +14,7 @@ export function exampleGraphIds(): string[] {
 }
 
 export interface ServerOptions {
-  command?: 'runtime' | 'dev';
+  command?: 'runtime' | 'dev' | 'api';
   config?: string;
   databaseUrl?: string;
   env?: Record<string, string | undefined>;

@@ -1,0 +1,29 @@
+// Every control-plane request acts as the workspace of its API key.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Principal, TenancyService } from '../tenancy/index.js';
+
+const OPEN_PATHS = new Set(['/ok', '/openapi.json']);
+const principals = new WeakMap<FastifyRequest, Principal>();
+
+const header = (request: FastifyRequest, name: string) => {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+export function registerAuth(app: FastifyInstance, tenancy: TenancyService): void {
+  app.addHook('onRequest', async (request) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (OPEN_PATHS.has(path) || path.startsWith('/docs') || request.method === 'OPTIONS') return;
+    principals.set(
+      request,
+      await tenancy.authenticate(header(request, 'x-api-key'), header(request, 'x-tenant-id')),
+    );
+  });
+}
+
+/** The caller of an authenticated route. */
+export function principalOf(request: FastifyRequest): Principal {
+  const principal = principals.get(request);
+  if (!principal) throw new Error('route reached without authentication');
+  return principal;
+}

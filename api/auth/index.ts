@@ -1,0 +1,1 @@
+export { registerAuth, principalOf } from './auth.js';

@@ -1,0 +1,36 @@
+// Environment variable names the platform sets itself; a deployment's secrets may not use them.
+// Names the hosted service allows only on self-hosted installs (PORT, POSTGRES_URI_CUSTOM, ...)
+// are allowed here, since Graphdock is always self-hosted.
+export const RESERVED_SECRET_NAMES: ReadonlySet<string> = new Set([
+  'LANGCHAIN_TRACING_V2',
+  'LANGSMITH_TRACING_V2',
+  'LANGCHAIN_ENDPOINT',
+  'LANGCHAIN_PROJECT',
+  'LANGSMITH_PROJECT',
+  'LANGSMITH_LANGGRAPH_GIT_REPO',
+  'LANGGRAPH_GIT_REPO_PATH',
+  'LANGCHAIN_API_KEY',
+  'LANGSMITH_CONTROL_PLANE_API_KEY',
+  'POSTGRES_URI',
+  'POSTGRES_PASSWORD',
+  'DATABASE_URI',
+  'LANGSMITH_LANGGRAPH_GIT_REF',
+  'LANGSMITH_LANGGRAPH_GIT_REF_SHA',
+  'LANGGRAPH_AUTH_TYPE',
+  'LANGSMITH_AUTH_ENDPOINT',
+  'LANGSMITH_TENANT_ID',
+  'LANGSMITH_AUTH_VERIFY_TENANT_ID',
+  'LANGSMITH_HOST_PROJECT_ID',
+  'LANGSMITH_HOST_PROJECT_NAME',
+  'LANGSMITH_HOST_REVISION_ID',
+  'LOG_JSON',
+  'LOG_DICT_TRACEBACKS',
+  'REDIS_URI',
+  'LANGCHAIN_CALLBACKS_BACKGROUND',
+  'DD_TRACE_PSYCOPG_ENABLED',
+  'DD_TRACE_REDIS_ENABLED',
+  'LANGSMITH_DEPLOYMENT_NAME',
+  'LANGGRAPH_CLOUD_LICENSE_KEY',
+  // Graphdock's own runtime settings, injected by the operator.
+  'DATABASE_URL',
+]);

@@ -1,0 +1,75 @@
+// The control-plane fastify application, built from ready services.
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import {
+  jsonSchemaTransform,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { Logger } from '../../common/logging/index.js';
+import { deploymentRoutes, type DeploymentService } from '../deployments/index.js';
+import { listenerRoutes, type ListenerService } from '../listeners/index.js';
+import type { TenancyService } from '../tenancy/index.js';
+import { registerAuth } from '../auth/index.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+
+export interface ControlPlaneAppDeps {
+  logger: Logger;
+  version: string;
+  tenancy: TenancyService;
+  listeners: ListenerService;
+  deployments: DeploymentService;
+  checkReady: () => Promise<void>;
+}
+
+function parseJsonBody(
+  _req: unknown,
+  body: string,
+  done: (err: Error | null, value?: unknown) => void,
+): void {
+  if (body.trim() === '') return done(null, undefined);
+  try {
+    done(null, JSON.parse(body));
+  } catch (err) {
+    done(err as Error);
+  }
+}
+
+export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<FastifyInstance> {
+  const logger: FastifyBaseLogger = deps.logger;
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 5 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  registerAuth(app, deps.tenancy);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Graphdock Control Plane API', version: deps.version },
+      components: {
+        securitySchemes: {
+          'API Key': { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+          'Tenant ID': { type: 'apiKey', in: 'header', name: 'X-Tenant-Id' },
+        },
+      },
+      security: [{ 'API Key': [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  app.get('/ok', { schema: { hide: true } }, async () => {
+    await deps.checkReady();
+    return { ok: true };
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  await app.register(listenerRoutes(deps.listeners));
+  await app.register(deploymentRoutes(deps.deployments));
+  return app;
+}

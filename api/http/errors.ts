@@ -1,0 +1,74 @@
+// Errors of the control-plane API as FastAPI writes them: `{"detail": "..."}`, and 422 with
+// `{"detail": [{loc, msg, type}]}`.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, type ValidationIssue } from '../../common/errors/index.js';
+import { KubeApiError } from '../kube/index.js';
+
+const LOCATION: Record<string, string> = {
+  body: 'body',
+  params: 'path',
+  querystring: 'query',
+  headers: 'header',
+};
+
+interface ZodValidationEntry {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+}
+
+/** FastAPI's wording for a missing field, so clients written against it read the same text. */
+function describe(entry: ZodValidationEntry): { msg: string; type: string } {
+  const message = entry.message ?? 'Invalid value';
+  if (entry.keyword === 'invalid_type' && /received undefined$/.test(message))
+    return { msg: 'Field required', type: 'missing' };
+  return { msg: message, type: entry.keyword || 'value_error' };
+}
+
+function validationIssues(
+  error: FastifyError & { validation: ZodValidationEntry[] },
+): ValidationIssue[] {
+  const where = LOCATION[error.validationContext ?? 'body'] ?? 'body';
+  return error.validation.map((v) => {
+    const path = v.instancePath
+      .split('/')
+      .filter(Boolean)
+      .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+    return { loc: [where, ...path], ...describe(v) };
+  });
+}
+
+/** Failures of the Kubernetes API become answers a client can act on. */
+function kubeReply(error: KubeApiError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.status === 409) return reply.code(409).send({ detail: error.message });
+  if (error.status === 400 || error.status === 422)
+    return reply.code(400).send({ detail: error.message });
+  request.log.error(
+    { err: error, status: error.status, reason: error.reason },
+    'Kubernetes API request failed',
+  );
+  return reply.code(503).send({ detail: 'The Kubernetes API is unavailable' });
+}
+
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof AppError) return reply.code(error.status).send({ detail: error.detail });
+  if (error instanceof KubeApiError) return kubeReply(error, request, reply);
+  if (hasZodFastifySchemaValidationErrors(error))
+    return reply.code(422).send({ detail: validationIssues(error) });
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError)
+    return reply
+      .code(422)
+      .send({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }] });
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ detail: 'Internal server error' });
+  }
+  return reply.code(status).send({ detail: error.message });
+}
+
+export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply) {
+  return reply.code(404).send({ detail: 'Not Found' });
+}

@@ -1,0 +1,2 @@
+export { buildControlPlaneApp, type ControlPlaneAppDeps } from './app.js';
+export { buildControlPlaneOpenApi } from './openapi.js';

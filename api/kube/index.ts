@@ -1,0 +1,2 @@
+export { KubeResources, KubeApiError, type CustomResource, type ObjectMeta } from './client.js';
+export { CONTROL_PLANE_API_RULES, type PolicyRule } from './rbac.js';

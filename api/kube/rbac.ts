@@ -1,0 +1,18 @@
+// The Kubernetes permissions `graphdock api` needs, and no more: its custom resources and the
+// per-revision Secrets. It never reads or writes Deployments, Pods or anything the operator owns.
+// The Helm chart and the tests grant exactly these rules.
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+export const CONTROL_PLANE_API_RULES: readonly PolicyRule[] = [
+  {
+    apiGroups: ['graphdock.dev'],
+    resources: ['listeners', 'agentdeployments', 'agentrevisions'],
+    verbs: ['get', 'list', 'create', 'patch', 'delete'],
+  },
+  // Secrets only by name (no list/watch): each revision's own Secret.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'delete'] },
+];

@@ -1,0 +1,3 @@
+export { ListenerService, listenerBody, type ListenerResource } from './service.js';
+export { listenerRoutes } from './routes.js';
+export { Listener } from './schemas.js';

@@ -1,0 +1,33 @@
+// Wire shapes of /v2/listeners, as the control-plane API v2 defines them.
+import { z } from 'zod';
+import { ListenerComputeConfig } from '../../common/resources/index.js';
+
+export const ListenerCreateRequest = z.object({
+  version: z.string().max(128).nullish(),
+  compute_type: z.literal('k8s'),
+  compute_id: z.string().min(1).max(253),
+  compute_config: ListenerComputeConfig,
+});
+export type ListenerCreateRequest = z.infer<typeof ListenerCreateRequest>;
+
+export const ListenerPatchRequest = z.object({
+  version: z.string().max(128).nullish(),
+  compute_config: ListenerComputeConfig.nullish(),
+  // Listed only to refuse a change with a clear message instead of silently ignoring it.
+  compute_type: z.string().optional(),
+  compute_id: z.string().optional(),
+});
+export type ListenerPatchRequest = z.infer<typeof ListenerPatchRequest>;
+
+export const Listener = z.object({
+  id: z.uuid(),
+  version: z.string().nullable(),
+  compute_type: z.literal('k8s'),
+  compute_id: z.string(),
+  compute_config: z.object({ k8s_namespaces: z.array(z.string()).nullable() }),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Listener = z.infer<typeof Listener>;
+
+export const ListenerIdParams = z.object({ listener_id: z.uuid() });

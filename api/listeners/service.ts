@@ -1,0 +1,149 @@
+// Listeners live as cluster-scoped Listener resources; the API only translates and checks tenancy.
+import { randomUUID } from 'node:crypto';
+import { AppError, invalid, notFound } from '../../common/errors/index.js';
+import {
+  API_VERSION,
+  LABELS,
+  LISTENER,
+  listenerResourceName,
+  type ListenerSpec,
+  type ListenerStatus,
+} from '../../common/resources/index.js';
+import { KubeApiError, type CustomResource, type KubeResources } from '../kube/index.js';
+import { CREATED_AT, createdAt, paginate, UPDATED_AT, type Pagination } from '../shared/index.js';
+import { SELF_HOSTED_ENTERPRISE_PLAN, type Principal } from '../tenancy/index.js';
+import type { Listener, ListenerCreateRequest, ListenerPatchRequest } from './schemas.js';
+
+export type ListenerResource = CustomResource<ListenerSpec, ListenerStatus>;
+
+export function listenerBody(resource: ListenerResource): Listener {
+  const { metadata, spec } = resource;
+  const created = createdAt(metadata);
+  return {
+    id: metadata.labels?.[LABELS.listenerId] ?? '',
+    version: spec.version ?? null,
+    compute_type: spec.compute_type,
+    compute_id: spec.compute_id,
+    compute_config: { k8s_namespaces: spec.compute_config.k8s_namespaces ?? null },
+    created_at: created,
+    updated_at: metadata.annotations?.[UPDATED_AT] ?? created,
+  };
+}
+
+const byCreation = (a: ListenerResource, b: ListenerResource) =>
+  createdAt(a.metadata).localeCompare(createdAt(b.metadata)) ||
+  a.metadata.name.localeCompare(b.metadata.name);
+
+export class ListenerService {
+  constructor(private readonly kube: KubeResources) {}
+
+  private requireEnterprise(principal: Principal, action: 'created' | 'used'): void {
+    if (principal.organization.plan === SELF_HOSTED_ENTERPRISE_PLAN) return;
+    const ws = principal.workspace.id;
+    throw new AppError(
+      'FORBIDDEN',
+      `Listeners cannot be ${action} for workspace ID '${ws}'. ` +
+        `${action === 'created' ? 'Creating' : 'Using'} listeners is only allowed for organizations with self-hosted enterprise plans.`,
+    );
+  }
+
+  async create(principal: Principal, body: ListenerCreateRequest): Promise<Listener> {
+    this.requireEnterprise(principal, 'created');
+    const ws = principal.workspace.id;
+    const now = new Date().toISOString();
+    const resource: ListenerResource = {
+      apiVersion: API_VERSION,
+      kind: LISTENER.kind,
+      metadata: {
+        name: listenerResourceName(ws, body.compute_id),
+        labels: { [LABELS.workspaceId]: ws, [LABELS.listenerId]: randomUUID() },
+        annotations: { [CREATED_AT]: now, [UPDATED_AT]: now },
+      },
+      spec: {
+        workspace_id: ws,
+        compute_type: body.compute_type,
+        compute_id: body.compute_id,
+        compute_config: { k8s_namespaces: body.compute_config.k8s_namespaces ?? null },
+        version: body.version ?? null,
+      },
+    };
+    try {
+      return listenerBody(await this.kube.create(LISTENER, resource));
+    } catch (err) {
+      // The name is derived from (workspace, compute_id): the API server's own conflict check
+      // is the uniqueness rule, so concurrent creates cannot both succeed.
+      if (err instanceof KubeApiError && err.status === 409)
+        throw new AppError(
+          'CONFLICT',
+          `Listener for workspace ID '${ws}' and compute ID '${body.compute_id}' already exists.`,
+        );
+      throw err;
+    }
+  }
+
+  async list(principal: Principal, pagination: Pagination) {
+    const items = await this.kube.list<ListenerSpec, ListenerStatus>(
+      LISTENER,
+      `${LABELS.workspaceId}=${principal.workspace.id}`,
+    );
+    const page = paginate(items.sort(byCreation), pagination);
+    return { resources: page.resources.map(listenerBody), offset: page.offset };
+  }
+
+  /** The workspace's listener with this id; 404 for ids of other workspaces too. */
+  async resource(principal: Principal, id: string): Promise<ListenerResource> {
+    const [found] = await this.kube.list<ListenerSpec, ListenerStatus>(
+      LISTENER,
+      `${LABELS.workspaceId}=${principal.workspace.id},${LABELS.listenerId}=${id.toLowerCase()}`,
+    );
+    if (!found) throw notFound(`Listener ID ${id} not found.`);
+    return found;
+  }
+
+  async get(principal: Principal, id: string): Promise<Listener> {
+    this.requireEnterprise(principal, 'used');
+    return listenerBody(await this.resource(principal, id));
+  }
+
+  async patch(principal: Principal, id: string, body: ListenerPatchRequest): Promise<Listener> {
+    this.requireEnterprise(principal, 'used');
+    const current = await this.resource(principal, id);
+    for (const field of ['compute_type', 'compute_id'] as const) {
+      if (body[field] !== undefined && body[field] !== current.spec[field])
+        throw invalid(
+          ['body', field],
+          `${field} cannot be changed once the listener is created`,
+          'immutable',
+        );
+    }
+    const spec: ListenerSpec = {
+      ...current.spec,
+      version: body.version !== undefined ? body.version : current.spec.version,
+      compute_config:
+        body.compute_config != null
+          ? { k8s_namespaces: body.compute_config.k8s_namespaces ?? null }
+          : current.spec.compute_config,
+    };
+    const applied = await this.kube.apply<ListenerSpec, ListenerStatus>(LISTENER, {
+      apiVersion: API_VERSION,
+      kind: LISTENER.kind,
+      metadata: {
+        name: current.metadata.name,
+        labels: current.metadata.labels,
+        annotations: {
+          [CREATED_AT]: createdAt(current.metadata),
+          [UPDATED_AT]: new Date().toISOString(),
+        },
+      },
+      spec,
+    });
+    return listenerBody(applied);
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    this.requireEnterprise(principal, 'used');
+    const current = await this.resource(principal, id);
+    if (!(await this.kube.delete(LISTENER, current.metadata.name)))
+      throw notFound(`Listener ID ${id} not found.`);
+  }
+}

@@ -1,0 +1,89 @@
+// The control plane's composition root: database, tenancy, Kubernetes client, services, HTTP.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { FastifyInstance } from 'fastify';
+import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
+import type { Logger } from '../common/logging/index.js';
+import { DeploymentService } from './deployments/index.js';
+import { buildControlPlaneApp } from './http/index.js';
+import { KubeResources } from './kube/index.js';
+import { ListenerService } from './listeners/index.js';
+import { TenancyService, TenancyStore, type BootstrapSettings } from './tenancy/index.js';
+
+const require = createRequire(import.meta.url);
+const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
+const VERSION = (require('../package.json') as { version: string }).version;
+
+export interface ControlPlaneOptions {
+  databaseUrl: string;
+  logger: Logger;
+  poolMax?: number;
+  fieldManager?: string;
+  bootstrap?: BootstrapSettings;
+  /** Defaults to KUBECONFIG / in-cluster service account, like kubectl. */
+  kubeConfig?: KubeConfig;
+}
+
+export interface ControlPlane {
+  app: FastifyInstance;
+  pool: Pool;
+  tenancy: TenancyService;
+  close(): Promise<void>;
+}
+
+export function migrateControlPlaneDatabase(pool: Pool): Promise<number[]> {
+  return migrate(pool, { area: 'control-plane', migrations: readMigrationDir(MIGRATIONS_DIR) });
+}
+
+export async function createControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const { logger } = options;
+  const pool = createPool({
+    url: options.databaseUrl,
+    max: options.poolMax ?? 10,
+    applicationName: 'graphdock-api',
+  });
+  pool.on('error', (err) => logger.error({ err }, 'idle database connection failed'));
+  try {
+    const applied = await migrateControlPlaneDatabase(pool);
+    if (applied.length) logger.info({ applied }, 'database migrated');
+    const tenancy = new TenancyService(
+      pool,
+      new TenancyStore(pool),
+      logger.child({ context: 'tenancy' }),
+    );
+    if (options.bootstrap) await tenancy.bootstrap(options.bootstrap);
+
+    let kubeConfig = options.kubeConfig;
+    if (!kubeConfig) {
+      kubeConfig = new KubeConfig();
+      kubeConfig.loadFromDefault();
+    }
+    const kube = new KubeResources(kubeConfig, options.fieldManager ?? 'graphdock-api');
+    const listeners = new ListenerService(kube);
+    const deployments = new DeploymentService(kube, listeners);
+    const app = await buildControlPlaneApp({
+      logger,
+      version: VERSION,
+      tenancy,
+      listeners,
+      deployments,
+      checkReady: async () => {
+        await pool.query('SELECT 1');
+      },
+    });
+    logger.info({ cluster: kubeConfig.getCurrentCluster()?.server }, 'control plane ready');
+    return {
+      app,
+      pool,
+      tenancy,
+      close: async () => {
+        await app.close();
+        await pool.end();
+      },
+    };
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,10 @@
+export {
+  Pagination,
+  Detail,
+  ValidationErrorBody,
+  page,
+  paginate,
+  UPDATED_AT,
+  CREATED_AT,
+  createdAt,
+} from './schemas.js';

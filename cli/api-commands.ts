@@ -1,0 +1,34 @@
+// `graphdock api`: the control-plane REST API.
+import { ConfigError, loadControlPlaneEnv } from '../common/config/index.js';
+import { createLogger } from '../common/logging/index.js';
+import { createControlPlane } from '../api/index.js';
+
+export interface ApiOptions {
+  port: number | undefined;
+  host: string | undefined;
+}
+
+export async function runApi(options: ApiOptions): Promise<number> {
+  const env = loadControlPlaneEnv(process.env);
+  if (!env.databaseUrl) throw new ConfigError('DATABASE_URL is required for `graphdock api`');
+  const logger = createLogger({ level: env.logLevel, name: 'graphdock-api' });
+  const controlPlane = await createControlPlane({
+    databaseUrl: env.databaseUrl,
+    logger,
+    poolMax: env.poolMax,
+    fieldManager: env.fieldManager,
+    bootstrap: env.bootstrap,
+  });
+  const address = await controlPlane.app.listen({
+    port: options.port ?? 8080,
+    host: options.host ?? '0.0.0.0',
+  });
+  logger.info({ address }, 'listening');
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  logger.info({ signal }, 'shutting down');
+  await controlPlane.close();
+  return 0;
+}

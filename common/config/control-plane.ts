@@ -1,0 +1,63 @@
+// Settings of `graphdock api`, read from the process environment once at start-up.
+import { z } from 'zod';
+import { ConfigError } from './index.js';
+
+const ORGANIZATION_PLANS = ['self_hosted_enterprise', 'enterprise', 'plus', 'developer'] as const;
+
+const ControlPlaneEnvSchema = z.object({
+  DATABASE_URL: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_POOL_MAX: z.coerce.number().int().positive().default(10),
+  /** The first API key; with it the first organization and workspace are created. */
+  GRAPHDOCK_BOOTSTRAP_API_KEY: z.string().min(16).optional(),
+  GRAPHDOCK_BOOTSTRAP_ORGANIZATION_NAME: z.string().min(1).default('default'),
+  GRAPHDOCK_BOOTSTRAP_ORGANIZATION_PLAN: z
+    .enum(ORGANIZATION_PLANS)
+    .default('self_hosted_enterprise'),
+  GRAPHDOCK_BOOTSTRAP_WORKSPACE_ID: z.uuid().optional(),
+  GRAPHDOCK_BOOTSTRAP_WORKSPACE_NAME: z.string().min(1).default('default'),
+  /** Field manager for server-side apply of the custom resources. */
+  GRAPHDOCK_FIELD_MANAGER: z.string().min(1).default('graphdock-api'),
+});
+
+export interface ControlPlaneEnv {
+  databaseUrl: string | undefined;
+  logLevel: string;
+  poolMax: number;
+  fieldManager: string;
+  bootstrap:
+    | {
+        apiKey: string;
+        organizationName: string;
+        organizationPlan: (typeof ORGANIZATION_PLANS)[number];
+        workspaceId: string | undefined;
+        workspaceName: string;
+      }
+    | undefined;
+}
+
+export { ORGANIZATION_PLANS };
+
+export function loadControlPlaneEnv(env: NodeJS.ProcessEnv): Readonly<ControlPlaneEnv> {
+  const parsed = ControlPlaneEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    databaseUrl: e.DATABASE_URL,
+    logLevel: e.LOG_LEVEL,
+    poolMax: e.DATABASE_POOL_MAX,
+    fieldManager: e.GRAPHDOCK_FIELD_MANAGER,
+    bootstrap: e.GRAPHDOCK_BOOTSTRAP_API_KEY
+      ? {
+          apiKey: e.GRAPHDOCK_BOOTSTRAP_API_KEY,
+          organizationName: e.GRAPHDOCK_BOOTSTRAP_ORGANIZATION_NAME,
+          organizationPlan: e.GRAPHDOCK_BOOTSTRAP_ORGANIZATION_PLAN,
+          workspaceId: e.GRAPHDOCK_BOOTSTRAP_WORKSPACE_ID,
+          workspaceName: e.GRAPHDOCK_BOOTSTRAP_WORKSPACE_NAME,
+        }
+      : undefined,
+  });
+}
