@@ -112,8 +112,9 @@ describe('crons on replicas', () => {
        WHERE cron_id = $1 RETURNING next_run_date AS missed`,
       [cron.cron_id],
     );
-    const second = await replica();
+    // Taken before the replica starts: a regular firing may happen while it is starting.
     const restartedAt = Date.now();
+    const second = await replica();
     let runs: Run[] = [];
     for (let i = 0; i < 200 && runs.length === 0; i++) {
       runs = (await second.client.runs.list(thread.thread_id)).filter(

@@ -147,13 +147,15 @@ describe('cron search and count', () => {
     const mine = await assistant('search-a');
     const other = await assistant('search-b');
     const thread = await rt.client.threads.create();
-    const a1 = await rt.client.crons.create(mine.assistant_id, { schedule: '0 3 * * *' });
+    // Daily at 1, 2 and 3 hours from now: their next runs are in that order at any time of day.
+    const hoursFromNow = (n: number) => `0 ${(new Date().getUTCHours() + n) % 24} * * *`;
+    const a1 = await rt.client.crons.create(mine.assistant_id, { schedule: hoursFromNow(3) });
     const a2 = await rt.client.crons.create(mine.assistant_id, {
-      schedule: '0 1 * * *',
+      schedule: hoursFromNow(1),
       enabled: false,
     });
     const a3 = await rt.client.crons.createForThread(thread.thread_id, mine.assistant_id, {
-      schedule: '0 2 * * *',
+      schedule: hoursFromNow(2),
     });
     await rt.http('/runs/crons', {
       method: 'POST',
@@ -168,7 +170,7 @@ describe('cron search and count', () => {
       sortBy: 'next_run_date',
       sortOrder: 'asc',
     });
-    expect(ids(byNext)).toEqual([a2.cron_id, a3.cron_id, a1.cron_id]); // 01:00, 02:00, 03:00
+    expect(ids(byNext)).toEqual([a2.cron_id, a3.cron_id, a1.cron_id]);
     expect(
       ids(await rt.client.crons.search({ assistantId: mine.assistant_id, enabled: false })),
     ).toEqual([a2.cron_id]);
@@ -186,7 +188,7 @@ describe('cron search and count', () => {
       select: ['cron_id', 'schedule'],
       limit: 1,
     });
-    expect(selected).toEqual([{ cron_id: a3.cron_id, schedule: '0 2 * * *' }]);
+    expect(selected).toEqual([{ cron_id: a3.cron_id, schedule: hoursFromNow(2) }]);
 
     expect(await rt.client.crons.count({ assistantId: mine.assistant_id })).toBe(3);
     expect(await rt.client.crons.count({ threadId: thread.thread_id })).toBe(1);
