@@ -49,6 +49,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     logger,
     poolMax: env.poolMax,
     runs: env.runs,
+    webhooks: env.webhooks,
   });
   return serve(runtime, options.port ?? 8000, options.host ?? '0.0.0.0', logger);
 }
@@ -76,6 +77,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       logger,
       poolMax: env.poolMax,
       runs: env.runs,
+      webhooks: env.webhooks,
     });
     return await serve(
       runtime,

@@ -19,6 +19,11 @@ import {
   RunWorker,
 } from './runs/index.js';
 import { ThreadService, ThreadStore } from './threads/index.js';
+import {
+  createWebhookModule,
+  DEFAULT_WEBHOOK_SETTINGS,
+  type WebhookSettings,
+} from './webhooks/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -38,6 +43,7 @@ export interface RuntimeOptions {
     leaseSeconds: number;
     timeoutMs: number;
   };
+  webhooks?: WebhookSettings;
 }
 
 const DEFAULT_RUNS = {
@@ -106,7 +112,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const runSettings = options.runs ?? DEFAULT_RUNS;
     const notifier = new Notifier(options.databaseUrl, pool, logger.child({ context: 'notify' }));
     await notifier.start();
-    const runStore = new RunStore(pool);
+    const webhooks = createWebhookModule({
+      pool,
+      notifier,
+      config: loaded.config,
+      settings: options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
+      env: process.env,
+      threadValues: async (threadId) => (await threads.getRow(threadId)).values,
+      runExists: async (runId, threadId) =>
+        (threadId ? await runStore.get(threadId, runId) : await runStore.getById(runId)) !==
+        undefined,
+      userAgent: `graphdock/${GRAPHDOCK_VERSION}`,
+      logger: logger.child({ context: 'webhooks' }),
+    });
+    const runStore = new RunStore(pool, webhooks.onRunsFinished);
     const runEvents = new RunEventLog(runStore, notifier);
     const runs = new RunService({
       pool,
@@ -115,6 +134,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       notifier,
       assistants,
       threads,
+      validateWebhook: (url) => webhooks.validator.validate(url),
     });
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
@@ -134,6 +154,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger.child({ context: 'worker' }),
     );
     worker.start();
+    webhooks.start();
 
     const app = await buildApp({
       logger,
@@ -148,6 +169,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       runs,
       runEvents,
+      webhooks: webhooks.deliveries,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
@@ -169,6 +191,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         clearInterval(sweeper);
         await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
+        await webhooks.stop(5_000);
         await notifier.stop();
         await pool.end();
       },

@@ -19,6 +19,13 @@ const EnvSchema = z.object({
   BG_JOB_MAX_ATTEMPTS: z.coerce.number().int().positive().default(3),
   BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
+  GRAPHDOCK_WEBHOOK_SECRET: z.string().optional(),
+  GRAPHDOCK_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().default(5),
+  GRAPHDOCK_WEBHOOK_CONNECT_TIMEOUT_SECS: z.coerce.number().positive().default(5),
+  GRAPHDOCK_WEBHOOK_TIMEOUT_SECS: z.coerce.number().positive().default(30),
+  GRAPHDOCK_WEBHOOK_RETRY_BASE_MS: z.coerce.number().positive().default(1000),
+  GRAPHDOCK_WEBHOOK_RETRY_MAX_SECS: z.coerce.number().positive().default(600),
+  GRAPHDOCK_WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(16),
 });
 
 export interface ProcessEnv {
@@ -33,6 +40,15 @@ export interface ProcessEnv {
     maxAttempts: number;
     leaseSeconds: number;
     timeoutMs: number;
+  };
+  webhooks: {
+    secret: string | undefined;
+    maxAttempts: number;
+    connectTimeoutMs: number;
+    responseTimeoutMs: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    concurrency: number;
   };
 }
 
@@ -65,6 +81,15 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       maxAttempts: e.BG_JOB_MAX_ATTEMPTS,
       leaseSeconds: e.GRAPHDOCK_RUN_LEASE_SECS,
       timeoutMs: e.BG_JOB_TIMEOUT_SECS * 1000,
+    },
+    webhooks: {
+      secret: e.GRAPHDOCK_WEBHOOK_SECRET,
+      maxAttempts: e.GRAPHDOCK_WEBHOOK_MAX_ATTEMPTS,
+      connectTimeoutMs: e.GRAPHDOCK_WEBHOOK_CONNECT_TIMEOUT_SECS * 1000,
+      responseTimeoutMs: e.GRAPHDOCK_WEBHOOK_TIMEOUT_SECS * 1000,
+      retryBaseMs: e.GRAPHDOCK_WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: e.GRAPHDOCK_WEBHOOK_RETRY_MAX_SECS * 1000,
+      concurrency: e.GRAPHDOCK_WEBHOOK_CONCURRENCY,
     },
   });
 }

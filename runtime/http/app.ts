@@ -13,6 +13,7 @@ import type { HttpSettings } from '../config/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
+import { webhookRoutes, type WebhookDeliveries } from '../webhooks/index.js';
 import { registerApiKeyAuth } from './auth.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { metaRoutes, type MetaInfo } from './meta-routes.js';
@@ -28,6 +29,7 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   runEvents: RunEventLog;
+  webhooks: WebhookDeliveries;
   checkDb: () => Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (!deps.http.disable_assistants) await scoped.register(assistantRoutes(deps.assistants));
       if (!deps.http.disable_threads) await scoped.register(threadRoutes(deps.threads));
       if (!deps.http.disable_runs) await scoped.register(runRoutes(deps.runs, deps.runEvents));
+      if (!deps.http.disable_runs) await scoped.register(webhookRoutes(deps.webhooks));
       if (meta) {
         scoped.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
         await scoped.register(swaggerUi, { routePrefix: '/docs' });

@@ -5,6 +5,7 @@ import { createMetricsRegistry } from '../../common/metrics/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
 import type { ThreadService } from '../threads/index.js';
+import type { WebhookDeliveries } from '../webhooks/index.js';
 import { buildApp } from './app.js';
 
 function unavailable<T extends object>(name: string): T {
@@ -26,6 +27,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     threads: unavailable<ThreadService>('threads'),
     runs: unavailable<RunService>('runs'),
     runEvents: unavailable<RunEventLog>('run events'),
+    webhooks: unavailable<WebhookDeliveries>('webhook deliveries'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

@@ -20,6 +20,8 @@ export interface RunServiceDeps {
   notifier: Notifier;
   assistants: AssistantService;
   threads: ThreadService;
+  /** Refuses a webhook URL with a 422 naming the rule (the webhooks context's validator). */
+  validateWebhook?: (url: string) => Promise<void>;
 }
 
 function streamModes(body: RunCreateBody): StreamMode[] {
@@ -46,6 +48,7 @@ export class RunService {
 
   /** Creates a run on `threadId`, or on a new temporary thread when it is undefined. */
   async create(threadId: string | undefined, body: RunCreateBody): Promise<RunRow> {
+    if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
     const assistant = await this.deps.assistants.get(body.assistant_id).catch((err: unknown) => {
       throw err instanceof AppError && err.code === 'NOT_FOUND'
         ? notFound(
