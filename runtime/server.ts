@@ -111,7 +111,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const runSettings = options.runs ?? DEFAULT_RUNS;
     const notifier = new Notifier(options.databaseUrl, pool, logger.child({ context: 'notify' }));
-    await notifier.start();
+    // Before anything holds a connection open: bad webhook configuration stops start-up here.
     const webhooks = createWebhookModule({
       pool,
       notifier,
@@ -125,6 +125,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       userAgent: `graphdock/${GRAPHDOCK_VERSION}`,
       logger: logger.child({ context: 'webhooks' }),
     });
+    await notifier.start();
     const runStore = new RunStore(pool, webhooks.onRunsFinished);
     const runEvents = new RunEventLog(runStore, notifier);
     const runs = new RunService({
