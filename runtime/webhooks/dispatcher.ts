@@ -39,7 +39,7 @@ export class WebhookDispatcher {
   constructor(private readonly deps: DispatcherDeps) {
     // Long enough for the slowest attempt, so a live sender never loses its row to another.
     this.leaseSeconds =
-      (deps.settings.connectTimeoutMs + 2 * deps.settings.responseTimeoutMs) / 1000 + 30;
+      (deps.settings.connectTimeoutMs + 2 * deps.settings.responseTimeoutMs) / 1000 + 10;
   }
 
   start(): void {
