@@ -91,44 +91,33 @@ export class WebhookStore {
     attempt: Omit<AttemptRow, 'delivery_id' | 'attempt'>,
     outcome: AttemptOutcome,
   ): Promise<boolean> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const { rowCount } = await client.query(
-        `UPDATE webhook_deliveries SET status = $3, last_error = $4, updated_at = now(),
-           lease_expires_at = NULL, next_attempt_at = coalesce($5, next_attempt_at),
-           delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE NULL END
-         WHERE delivery_id = $1 AND attempts = $2 AND status = 'delivering'`,
-        [
-          delivery.delivery_id,
-          delivery.attempts,
-          outcome.status,
-          attempt.error,
-          outcome.status === 'pending' ? outcome.retryAt : null,
-        ],
-      );
-      if (rowCount) {
-        await client.query(
-          `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error)
-           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-          [
-            delivery.delivery_id,
-            delivery.attempts,
-            attempt.started_at,
-            attempt.status_code,
-            attempt.latency_ms,
-            attempt.error,
-          ],
-        );
-      }
-      await client.query('COMMIT');
-      return (rowCount ?? 0) > 0;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    // One statement, so one round trip and atomic without an explicit transaction.
+    const { rows } = await this.pool.query<{ settled: number }>({
+      name: 'webhooks.settle',
+      text: `WITH settled AS (
+          UPDATE webhook_deliveries SET status = $3, last_error = $4, updated_at = now(),
+            lease_expires_at = NULL, next_attempt_at = coalesce($5, next_attempt_at),
+            delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE NULL END
+          WHERE delivery_id = $1 AND attempts = $2 AND status = 'delivering'
+          RETURNING delivery_id
+        ), logged AS (
+          INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error)
+          SELECT delivery_id, $2, $6, $7, $8, $4 FROM settled
+          ON CONFLICT DO NOTHING
+        )
+        SELECT count(*)::int AS settled FROM settled`,
+      values: [
+        delivery.delivery_id,
+        delivery.attempts,
+        outcome.status,
+        attempt.error,
+        outcome.status === 'pending' ? outcome.retryAt : null,
+        attempt.started_at,
+        attempt.status_code,
+        attempt.latency_ms,
+      ],
+    });
+    return (rows[0]?.settled ?? 0) > 0;
   }
 
   async forRun(
