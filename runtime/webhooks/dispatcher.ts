@@ -31,6 +31,8 @@ export class WebhookDispatcher {
   private readonly inflight = new Map<string, AbortController>();
   private readonly wakers = new Set<() => void>();
   private stopping = false;
+  /** Set by a wake-up that found nobody sleeping (it came while claiming): skip the next sleep. */
+  private woken = false;
   private loopDone: Promise<void> = Promise.resolve();
   private nextRetryAt = Infinity;
   private offNotify: (() => void) | undefined;
@@ -48,12 +50,19 @@ export class WebhookDispatcher {
   }
 
   private wake(): void {
+    this.woken = true;
     for (const wake of this.wakers) wake();
   }
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
+      if (this.woken) {
+        this.woken = false;
+        resolve();
+        return;
+      }
       const done = () => {
+        this.woken = false;
         clearTimeout(timer);
         this.wakers.delete(done);
         resolve();
@@ -66,6 +75,7 @@ export class WebhookDispatcher {
   private async loop(): Promise<void> {
     const pollMs = this.deps.pollMs ?? 1000;
     while (!this.stopping) {
+      this.woken = false;
       const free = this.deps.settings.concurrency - this.inflight.size;
       let claimed = 0;
       if (free > 0) {

@@ -67,11 +67,10 @@ function normalizeHost(host: string): string {
     .replace(/\.$/, '');
 }
 
+/** Exact entries match the host; `*.example.com` matches its subdomains, not example.com. */
 export function domainAllowed(host: string, allowed: string[]): boolean {
   return allowed.some((entry) =>
-    entry.startsWith('*.')
-      ? host.endsWith(entry.slice(1)) && host !== entry.slice(2)
-      : host === entry,
+    entry.startsWith('*.') ? host.endsWith(entry.slice(1)) : host === entry,
   );
 }
 

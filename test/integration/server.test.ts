@@ -133,7 +133,7 @@ describe('restarts and replicas', () => {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     await admin.query(
-      'DROP TABLE IF EXISTS graphdock_migrations, assistants, assistant_versions, threads, runs, run_events CASCADE',
+      'DROP TABLE IF EXISTS graphdock_migrations, assistants, assistant_versions, threads, runs, run_events, webhook_deliveries, webhook_attempts CASCADE',
     );
     await admin.query(
       'DROP TABLE IF EXISTS checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations',
@@ -161,7 +161,7 @@ describe('restarts and replicas', () => {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     await admin.query(
-      'DROP TABLE graphdock_migrations, assistants, assistant_versions, threads, runs, run_events CASCADE',
+      'DROP TABLE graphdock_migrations, assistants, assistant_versions, threads, runs, run_events, webhook_deliveries, webhook_attempts CASCADE',
     );
     const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info' };
     const first = await runCli(['migrate'], env);
