@@ -11,6 +11,10 @@ import type { WebhookSigner } from './signing.js';
 import type { AttemptOutcome, DeliveryRow, WebhookStore } from './store.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
 
+/** Finished deliveries are kept this long for the debug listing, then deleted. */
+export const RETENTION_DAYS = 30;
+const PURGE_INTERVAL_MS = 3_600_000;
+
 export interface DispatcherDeps {
   store: WebhookStore;
   notifier: Pick<Notifier, 'on'>;
@@ -36,6 +40,7 @@ export class WebhookDispatcher {
   private loopDone: Promise<void> = Promise.resolve();
   private nextRetryAt = Infinity;
   private offNotify: (() => void) | undefined;
+  private purger: NodeJS.Timeout | undefined;
   private readonly leaseSeconds: number;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -47,6 +52,15 @@ export class WebhookDispatcher {
   start(): void {
     this.offNotify = this.deps.notifier.on(CHANNELS.webhooks, () => this.wake());
     this.loopDone = this.loop();
+    const purge = () => {
+      this.deps.store.purgeFinished(RETENTION_DAYS).then(
+        (n) => n && this.deps.logger.info({ purged: n }, 'old webhook deliveries deleted'),
+        (err: unknown) => this.deps.logger.warn({ err }, 'webhook purge failed'),
+      );
+    };
+    this.purger = setInterval(purge, PURGE_INTERVAL_MS);
+    this.purger.unref();
+    purge();
   }
 
   private wake(): void {
@@ -165,6 +179,7 @@ export class WebhookDispatcher {
   /** Stops claiming; lets attempts in flight finish within `graceMs`, then aborts them. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    clearInterval(this.purger);
     this.offNotify?.();
     this.wake();
     await this.loopDone;

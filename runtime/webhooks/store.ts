@@ -120,6 +120,18 @@ export class WebhookStore {
     return (rows[0]?.settled ?? 0) > 0;
   }
 
+  /** Deletes finished deliveries (and their attempts) last touched before `days` ago. */
+  async purgeFinished(days: number): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM webhook_deliveries WHERE delivery_id IN (
+         SELECT delivery_id FROM webhook_deliveries
+         WHERE status IN ('delivered', 'failed') AND updated_at < now() - make_interval(days => $1)
+         LIMIT 10000)`,
+      [days],
+    );
+    return rowCount ?? 0;
+  }
+
   async forRun(
     runId: string,
     threadId?: string,

@@ -2,7 +2,9 @@
 // Standard Webhooks signatures checked with the official library, configured headers with
 // env templates, retries after receiver failures, and the per-run delivery listing.
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { WebhookStore } from '../../runtime/webhooks/store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
 import {
@@ -44,6 +46,7 @@ afterAll(async () => {
 });
 
 const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
+const receiverRunIds = () => receiver.received.map((w) => String(w.json.run_id));
 const forRun = (runId: string) => (w: ReceivedWebhook) => w.json.run_id === runId;
 
 async function deliveries(path: string) {
@@ -297,5 +300,34 @@ describe('run-completion webhooks', () => {
       }
     }
     expect((await rt.client.runs.list(thread.thread_id)).length).toBe(0);
+  });
+
+  it('deletes finished deliveries after the retention period, and only those', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.wait(thread.thread_id, 'echo', {
+      input: hi('old'),
+      webhook: receiver.url('/old'),
+    });
+    const [run] = await rt.client.runs.list(thread.thread_id);
+    const path = `/runs/${run?.run_id}/webhooks`;
+    await eventually(
+      () => deliveries(path),
+      (d) => d[0]?.status === 'delivered',
+    );
+    const pool = new pg.Pool({ connectionString: rt.db.url, max: 1 });
+    try {
+      await pool.query(
+        `UPDATE webhook_deliveries SET updated_at = now() - interval '31 days' WHERE run_id = $1`,
+        [run?.run_id],
+      );
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE updated_at < now() - interval '30 days'`,
+      );
+      expect(await new WebhookStore(pool).purgeFinished(30)).toBe(rows[0]?.n);
+      expect(await deliveries(path)).toEqual([]);
+      expect((await deliveries(`/runs/${receiverRunIds()[0]}/webhooks`)).length).toBe(1);
+    } finally {
+      await pool.end();
+    }
   });
 });
