@@ -23,6 +23,19 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** The start of an answer's body, for the attempt log; a huge body is not read to its end. */
+async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= max) break;
+  }
+  body.destroy();
+  return Buffer.concat(chunks).toString('utf8').slice(0, max);
+}
+
 function blockedCause(err: unknown): BlockedDestinationError | undefined {
   for (let e: unknown = err; e instanceof Error; e = e.cause)
     if (e instanceof BlockedDestinationError) return e;
@@ -59,7 +72,7 @@ export async function sendWebhook(
       ...(signal ? { signal } : {}),
     });
     const code = response.statusCode;
-    const text = code >= 300 ? (await response.body.text()).slice(0, MAX_ERROR_BODY) : '';
+    const text = code >= 300 ? await readPrefix(response.body, MAX_ERROR_BODY) : '';
     if (code < 300) await response.body.dump();
     const latencyMs = elapsed();
     if (code >= 200 && code < 300)

@@ -216,7 +216,7 @@ describe('run-completion webhooks', () => {
       (d) => d[0]?.status === 'delivered',
     );
     expect(listed[0]?.attempts.map((a) => a.status_code)).toEqual([500, 200]);
-    expect(listed[0]?.attempts[0]?.error).toContain('HTTP 500');
+    expect(listed[0]?.attempts[0]?.error).toBe('HTTP 500: receiver says no');
     for (const a of listed[0]?.attempts ?? []) expect(a.latency_ms).toBeGreaterThan(0);
   });
 

@@ -229,6 +229,24 @@ describe('SSRF guard with an injected resolver', () => {
     }
   });
 
+  it('keeps only the start of a large error body, and retries a 503', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(503, { 'retry-after': '3' });
+      res.end('x'.repeat(1_000_000));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const agent = new SsrfGuard({ allowLoopback: true, allowPrivate: false }, resolver).agent({
+      connectTimeoutMs: 1000,
+      responseTimeoutMs: 1000,
+    });
+    const result = await sendWebhook(agent, new URL(`http://127.0.0.1:${port}/`), {}, '{}');
+    expect(result).toMatchObject({ outcome: 'retry', statusCode: 503, retryAfterMs: 3000 });
+    expect(result.error?.length).toBe('HTTP 503: '.length + 512);
+    await agent.close();
+    await new Promise((r) => server.close(r));
+  });
+
   it('does not follow redirects', async () => {
     const server = createServer((_req, res) => {
       res.writeHead(302, { location: 'http://169.254.169.254/' });
