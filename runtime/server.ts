@@ -111,6 +111,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const runSettings = options.runs ?? DEFAULT_RUNS;
     const notifier = new Notifier(options.databaseUrl, pool, logger.child({ context: 'notify' }));
+    const metrics = createMetricsRegistry();
     // Before anything holds a connection open: bad webhook configuration stops start-up here.
     const webhooks = createWebhookModule({
       pool,
@@ -123,6 +124,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         (threadId ? await runStore.get(threadId, runId) : await runStore.getById(runId)) !==
         undefined,
       userAgent: `graphdock/${GRAPHDOCK_VERSION}`,
+      metrics,
       logger: logger.child({ context: 'webhooks' }),
     });
     await notifier.start();
@@ -159,7 +161,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const app = await buildApp({
       logger,
-      metrics: createMetricsRegistry(),
+      metrics,
       apiKeys: options.apiKeys,
       http: loaded.config.http ?? {},
       info: {

@@ -3,6 +3,7 @@
 // finishing a run sends; a poll covers lost notifications and due retries.
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../common/logging/index.js';
+import type { WebhookMetrics } from './metrics.js';
 import { CHANNELS, type Notifier } from '../runs/index.js';
 import { webhookPayload } from './payload.js';
 import { sendWebhook, type AttemptResult } from './sender.js';
@@ -28,6 +29,7 @@ export interface DispatcherDeps {
   settings: WebhookSettings;
   userAgent: string;
   logger: Logger;
+  metrics?: WebhookMetrics | undefined;
   pollMs?: number;
 }
 
@@ -142,6 +144,17 @@ export class WebhookDispatcher {
     return { status: 'pending', retryAt: new Date(Date.now() + delay) };
   }
 
+  private observe(row: DeliveryRow, result: AttemptResult, outcome: AttemptOutcome): void {
+    const metrics = this.deps.metrics;
+    if (!metrics) return;
+    const label = outcome.status === 'pending' ? 'retry' : outcome.status;
+    metrics.attempts.inc({ outcome: label });
+    metrics.attemptSeconds.observe({ outcome: label }, result.latencyMs / 1000);
+    const ended = row.run.run_ended_at ? Date.parse(row.run.run_ended_at) : NaN;
+    if (outcome.status === 'delivered' && !Number.isNaN(ended))
+      metrics.deliveredAfterRunEnd.observe(Math.max(0, Date.now() - ended) / 1000);
+  }
+
   private async deliver(row: DeliveryRow): Promise<void> {
     const controller = new AbortController();
     this.inflight.set(row.delivery_id, controller);
@@ -164,6 +177,7 @@ export class WebhookDispatcher {
         },
         outcome,
       );
+      if (recorded) this.observe(row, result, outcome);
       if (outcome.status === 'pending' && recorded)
         this.nextRetryAt = Math.min(this.nextRetryAt, outcome.retryAt.getTime());
       if (outcome.status === 'delivered') log.debug({ status: result.statusCode }, 'webhook sent');

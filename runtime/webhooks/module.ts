@@ -2,12 +2,14 @@
 // start-up (header templates, signing secret), then hands the composition root its parts.
 import type { Pool, PoolClient } from '../../common/db/index.js';
 import type { Logger } from '../../common/logging/index.js';
+import type { Registry } from '../../common/metrics/index.js';
 import type { LanggraphConfig } from '../config/index.js';
 import type { Notifier } from '../runs/index.js';
 import { WebhookDeliveries } from './deliveries.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { SsrfGuard, systemResolver, type Resolver } from './guard.js';
 import { DEFAULT_ENV_PREFIX, resolveWebhookHeaders } from './headers.js';
+import { createWebhookMetrics } from './metrics.js';
 import { WebhookOutbox } from './outbox.js';
 import type { FinishedRun } from './payload.js';
 import type { WebhookSettings } from './settings.js';
@@ -27,6 +29,7 @@ export interface WebhookModuleOptions {
   runExists: (runId: string, threadId?: string) => Promise<boolean>;
   userAgent: string;
   logger: Logger;
+  metrics?: Registry;
   resolver?: Resolver;
 }
 
@@ -69,6 +72,7 @@ export function createWebhookModule(options: WebhookModuleOptions): WebhookModul
     settings,
     userAgent: options.userAgent,
     logger: options.logger,
+    metrics: options.metrics ? createWebhookMetrics(options.metrics) : undefined,
   });
   return {
     validator,

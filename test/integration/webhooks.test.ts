@@ -257,6 +257,27 @@ describe('run-completion webhooks', () => {
     expect(failed[0]?.attempts.map((a) => a.status_code)).toEqual([404]);
   });
 
+  it('counts attempts by outcome in /metrics', async () => {
+    const text = await (await rt.http('/metrics')).text();
+    const value = (line: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(line))
+          ?.split(' ')
+          .at(-1) ?? NaN,
+      );
+    // The tests above: deliveries that succeeded, 500/429/503/502 retries, and give-ups.
+    expect(value('graphdock_webhook_attempts_total{outcome="delivered"}')).toBeGreaterThanOrEqual(
+      6,
+    );
+    expect(value('graphdock_webhook_attempts_total{outcome="retry"}')).toBeGreaterThanOrEqual(4);
+    expect(value('graphdock_webhook_attempts_total{outcome="failed"}')).toBeGreaterThanOrEqual(2);
+    expect(value('graphdock_webhook_delivered_after_run_end_seconds_count')).toBeGreaterThanOrEqual(
+      6,
+    );
+  });
+
   it('lists nothing for a run without a webhook and 404s for an unknown run', async () => {
     const thread = await rt.client.threads.create();
     await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('quiet') });
