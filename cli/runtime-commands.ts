@@ -50,6 +50,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     poolMax: env.poolMax,
     runs: env.runs,
     crons: env.crons,
+    webhooks: env.webhooks,
   });
   return serve(runtime, options.port ?? 8000, options.host ?? '0.0.0.0', logger);
 }
@@ -78,6 +79,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       poolMax: env.poolMax,
       runs: env.runs,
       crons: env.crons,
+      webhooks: env.webhooks,
     });
     return await serve(
       runtime,

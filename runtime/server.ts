@@ -24,6 +24,11 @@ import {
 import { GraphdockStore, ItemStore, StoreService, storeSettings } from './store/index.js';
 import { ThreadService, ThreadStore } from './threads/index.js';
 import { checkpointerTtlSettings, startSweepers } from './ttl/index.js';
+import {
+  createWebhookModule,
+  DEFAULT_WEBHOOK_SETTINGS,
+  type WebhookSettings,
+} from './webhooks/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -44,6 +49,7 @@ export interface RuntimeOptions {
     eventRetentionSeconds: number;
   };
   crons?: { tickMs: number };
+  webhooks?: WebhookSettings;
 }
 
 const DEFAULT_RUNS = {
@@ -117,8 +123,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const runSettings = options.runs ?? DEFAULT_RUNS;
     const notifier = new Notifier(options.databaseUrl, pool, logger.child({ context: 'notify' }));
+    const metrics = createMetricsRegistry();
+    // Before anything holds a connection open: bad webhook configuration stops start-up here.
+    const webhooks = createWebhookModule({
+      pool,
+      notifier,
+      config: loaded.config,
+      settings: options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
+      env: process.env,
+      threadValues: async (threadId) => (await threads.getRow(threadId)).values,
+      runExists: async (runId, threadId) =>
+        (threadId ? await runStore.get(threadId, runId) : await runStore.getById(runId)) !==
+        undefined,
+      userAgent: `graphdock/${GRAPHDOCK_VERSION}`,
+      metrics,
+      logger: logger.child({ context: 'webhooks' }),
+    });
     await notifier.start();
-    const runStore = new RunStore(pool);
+    const runStore = new RunStore(pool, webhooks.onRunsFinished);
     const runEvents = new RunEventLog(runStore, notifier);
     const runs = new RunService({
       pool,
@@ -128,6 +150,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       assistants,
       threads,
       configurableHeaders: headerSelector(loaded.config.http?.configurable_headers),
+      validateWebhook: (url) => webhooks.validator.validate(url),
     });
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
@@ -147,9 +170,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger.child({ context: 'worker' }),
     );
     worker.start();
+    webhooks.start();
 
     const cronStore = new CronStore(pool);
-    const crons = new CronService({ pool, store: cronStore, assistants, threads });
+    const crons = new CronService({
+      pool,
+      store: cronStore,
+      assistants,
+      threads,
+      validateWebhook: (url, loc) => webhooks.validator.validate(url, loc),
+    });
     const cronScheduler = new CronScheduler(
       pool,
       cronStore,
@@ -161,7 +191,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const app = await buildApp({
       logger,
-      metrics: createMetricsRegistry(),
+      metrics,
       apiKeys: options.apiKeys,
       http: {
         ...loaded.config.http,
@@ -179,6 +209,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       a2a: new A2aService({ runs, events: runEvents, assistants }),
       crons,
       store,
+      webhooks: webhooks.deliveries,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
@@ -211,6 +242,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         stopSweepers();
         await worker.stop(runSettings.shutdownGraceMs);
         await app.close();
+        await webhooks.stop(5_000);
         await notifier.stop();
         await pool.end();
       },

@@ -21,6 +21,13 @@ const EnvSchema = z.object({
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
   RESUMABLE_STREAM_TTL_SECONDS: z.coerce.number().positive().default(120),
   GRAPHDOCK_CRON_TICK_MS: z.coerce.number().int().positive().default(1000),
+  GRAPHDOCK_WEBHOOK_SECRET: z.string().optional(),
+  GRAPHDOCK_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().default(5),
+  GRAPHDOCK_WEBHOOK_CONNECT_TIMEOUT_SECS: z.coerce.number().positive().default(5),
+  GRAPHDOCK_WEBHOOK_TIMEOUT_SECS: z.coerce.number().positive().default(30),
+  GRAPHDOCK_WEBHOOK_RETRY_BASE_MS: z.coerce.number().positive().default(1000),
+  GRAPHDOCK_WEBHOOK_RETRY_MAX_SECS: z.coerce.number().positive().default(600),
+  GRAPHDOCK_WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(16),
 });
 
 export interface ProcessEnv {
@@ -39,6 +46,15 @@ export interface ProcessEnv {
     eventRetentionSeconds: number;
   };
   crons: { tickMs: number };
+  webhooks: {
+    secret: string | undefined;
+    maxAttempts: number;
+    connectTimeoutMs: number;
+    responseTimeoutMs: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    concurrency: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -73,6 +89,15 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       eventRetentionSeconds: e.RESUMABLE_STREAM_TTL_SECONDS,
     },
     crons: { tickMs: e.GRAPHDOCK_CRON_TICK_MS },
+    webhooks: {
+      secret: e.GRAPHDOCK_WEBHOOK_SECRET,
+      maxAttempts: e.GRAPHDOCK_WEBHOOK_MAX_ATTEMPTS,
+      connectTimeoutMs: e.GRAPHDOCK_WEBHOOK_CONNECT_TIMEOUT_SECS * 1000,
+      responseTimeoutMs: e.GRAPHDOCK_WEBHOOK_TIMEOUT_SECS * 1000,
+      retryBaseMs: e.GRAPHDOCK_WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: e.GRAPHDOCK_WEBHOOK_RETRY_MAX_SECS * 1000,
+      concurrency: e.GRAPHDOCK_WEBHOOK_CONCURRENCY,
+    },
   });
 }
 

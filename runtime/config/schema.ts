@@ -58,6 +58,8 @@ const WebhooksConfig = z.strictObject({
       allowed_ports: z.array(z.number().int().min(1).max(65535)).optional(),
       max_url_length: z.number().int().positive().optional(),
       disable_loopback: z.boolean().optional(),
+      // Graphdock: private (RFC 1918, ULA, CGNAT) destinations; refused unless set to false.
+      disable_private_ips: z.boolean().optional(),
     })
     .optional(),
 });

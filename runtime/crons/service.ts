@@ -16,13 +16,14 @@ import {
   type CronSearchBody,
 } from './schemas.js';
 import type { CronFilter, CronRow, CronStore } from './store.js';
-import { validateCronWebhookUrl } from './webhook-url.js';
 
 export interface CronServiceDeps {
   pool: Pool;
   store: CronStore;
   assistants: AssistantService;
   threads: ThreadService;
+  /** The webhooks context's URL rules: a 422 naming the rule that failed. */
+  validateWebhook: (url: string, loc: (string | number)[]) => Promise<void>;
 }
 
 export function cronBody<T extends Partial<CronRow>>(row: T, withNow = false) {
@@ -67,7 +68,7 @@ export class CronService {
   async create(threadId: string | undefined, body: CronCreateBody): Promise<CronRow> {
     const schedule = { schedule: body.schedule.trim(), timezone: body.timezone ?? null };
     validateSchedule(schedule);
-    if (body.webhook) validateCronWebhookUrl(body.webhook, ['body', 'webhook']);
+    if (body.webhook) await this.deps.validateWebhook(body.webhook, ['body', 'webhook']);
     const assistantId = await this.assistantId(body.assistant_id);
     if (threadId !== undefined) await this.requireThread(threadId, body, assistantId);
     const endTime = parseEndTime(body.end_time);
@@ -117,7 +118,7 @@ export class CronService {
   async patch(cronId: string, body: CronPatchBody): Promise<CronRow> {
     const given = Object.entries(body).filter(([, v]) => v !== undefined);
     if (!given.length) throw badRequest('Request body cannot be empty');
-    if (body.webhook) validateCronWebhookUrl(body.webhook, ['body', 'webhook']);
+    if (body.webhook) await this.deps.validateWebhook(body.webhook, ['body', 'webhook']);
     return withTransaction(this.deps.pool, async (db) => {
       const row = await this.deps.store.lock(cronId, db);
       if (!row) throw notFound(`Cron with ID ${cronId} not found`);

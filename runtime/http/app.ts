@@ -16,6 +16,7 @@ import { cronRoutes, type CronService } from '../crons/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { storeRoutes, type StoreService } from '../store/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
+import { webhookRoutes, type WebhookDeliveries } from '../webhooks/index.js';
 import { registerApiKeyAuth } from './auth.js';
 import { registerCors } from './cors.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -36,6 +37,7 @@ export interface AppDeps {
   store: StoreService;
   a2a: A2aService;
   crons: CronService;
+  webhooks: WebhookDeliveries;
   /** Route groups of other contexts, mounted after the core API under the same prefix. */
   routeGroups?: RouteGroup[];
   checkDb: () => Promise<void>;
@@ -110,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           routes: runRoutes(deps.runs, deps.runEvents),
           disabledBy: 'disable_runs',
         },
+        { name: 'webhooks', routes: webhookRoutes(deps.webhooks), disabledBy: 'disable_runs' },
         { name: 'crons', routes: cronRoutes(deps.crons), disabledBy: 'disable_runs' },
         { name: 'store', routes: storeRoutes(deps.store), disabledBy: 'disable_store' },
         {

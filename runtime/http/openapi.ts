@@ -8,6 +8,7 @@ import type { CronService } from '../crons/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
 import type { StoreService } from '../store/index.js';
 import type { ThreadService } from '../threads/index.js';
+import type { WebhookDeliveries } from '../webhooks/index.js';
 import { buildApp } from './app.js';
 
 function unavailable<T extends object>(name: string): T {
@@ -32,6 +33,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     a2a: unavailable<A2aService>('a2a'),
     crons: unavailable<CronService>('crons'),
     store: unavailable<StoreService>('store'),
+    webhooks: unavailable<WebhookDeliveries>('webhook deliveries'),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

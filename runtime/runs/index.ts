@@ -1,9 +1,9 @@
-export { RunStore, type RunRow, type RunStatus } from './store.js';
+export { RunStore, type RunRow, type RunStatus, type RunsFinishedHook } from './store.js';
 export { RunService } from './service.js';
 export { RunExecutor } from './executor.js';
 export { RunWorker, type WorkerOptions } from './worker.js';
 export { RunEventLog } from './event-log.js';
-export { Notifier } from './notifier.js';
+export { Notifier, CHANNELS, notifyOnCommit, type Channel } from './notifier.js';
 export { runRoutes } from './routes.js';
 export { RunCreate, STREAM_MODES, type RunCreateBody } from './schemas.js';
 export type { CreatedRun } from './service.js';

@@ -13,6 +13,8 @@ export const CHANNELS = {
   events: 'graphdock_run_events',
   /** A cancel was requested; payload: run id. */
   cancel: 'graphdock_run_cancel',
+  /** Webhook deliveries became due (sent inside the transaction that queued them). */
+  webhooks: 'graphdock_webhooks',
 } as const;
 export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 
@@ -78,6 +80,18 @@ export class Notifier {
     this.stopped = true;
     await this.client?.end().catch(() => undefined);
   }
+}
+
+/**
+ * NOTIFY from inside a transaction: PostgreSQL delivers it on commit (and never on rollback) to
+ * every listening process, this one included, since the origin tag is no process's own.
+ */
+export async function notifyOnCommit(
+  db: Pick<Pool, 'query'>,
+  channel: Channel,
+  payload = '',
+): Promise<void> {
+  await db.query('SELECT pg_notify($1, $2)', [channel, `transaction|${payload}`]);
 }
 
 /** Resolves on the first of: `channel` fires with a matching payload, `ms` pass, `signal` aborts. */

@@ -26,6 +26,8 @@ export interface RunServiceDeps {
   threads: ThreadService;
   /** Picks the request headers copied into `config.configurable` (http.configurable_headers). */
   configurableHeaders?: HeaderSelector | undefined;
+  /** Refuses a webhook URL with a 422 naming the rule (the webhooks context's validator). */
+  validateWebhook?: (url: string) => Promise<void>;
 }
 
 function streamModes(body: RunCreateBody): StreamMode[] {
@@ -76,6 +78,8 @@ export class RunService {
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders = {},
   ): Promise<RunRow> {
+    // Checked before the transaction: the URL rules may resolve the host.
+    if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
     const created = await withTransaction(this.deps.pool, (db) =>
       this.createInTransaction(db, threadId, body, {}, requestHeaders),
     );

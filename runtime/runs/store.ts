@@ -1,5 +1,5 @@
 // SQL for runs and their event log. Nothing outside this file writes these tables.
-import type { Pool, PoolClient } from '../../common/db/index.js';
+import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
 
 export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'timeout' | 'interrupted';
 
@@ -30,8 +30,14 @@ export interface RunEvent {
 
 type Queryable = Pool | PoolClient;
 
+/** Called inside the transaction that gives runs their final status (the webhook outbox). */
+export type RunsFinishedHook = (runs: RunRow[], db: PoolClient) => Promise<void>;
+
 export class RunStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly onFinished?: RunsFinishedHook,
+  ) {}
 
   async insert(
     run: {
@@ -157,19 +163,25 @@ export class RunStore {
     );
   }
 
-  /** Records the final status; returns false when the run is gone (rolled back meanwhile). */
+  /**
+   * Records the final status; undefined when the run is gone (rolled back meanwhile). Without a
+   * caller's transaction, one is opened when the finish hook must join it.
+   */
   async finish(
     runId: string,
     status: RunStatus,
     error: { error: string; message: string } | null,
-    db: Queryable = this.pool,
+    db?: PoolClient,
   ): Promise<RunRow | undefined> {
-    const { rows } = await db.query<RunRow>(
+    if (!db && this.onFinished)
+      return withTransaction(this.pool, (client) => this.finish(runId, status, error, client));
+    const { rows } = await (db ?? this.pool).query<RunRow>(
       `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
          worker_id = NULL, lease_expires_at = NULL
        WHERE run_id = $1 RETURNING *`,
       [runId, status, error],
     );
+    if (db && rows.length) await this.onFinished?.(rows, db);
     return rows[0];
   }
 
@@ -314,18 +326,22 @@ export class RunStore {
 
   /** Runs whose worker stopped renewing its lease: back to pending, or failed after too many tries. */
   async recoverExpired(maxAttempts: number): Promise<RunRow[]> {
-    const { rows } = await this.pool.query<RunRow>(
-      `UPDATE runs SET
-         status = CASE WHEN attempt >= $1 THEN 'error' ELSE 'pending' END,
-         error = CASE WHEN attempt >= $1
-           THEN jsonb_build_object('error', 'WorkerLost', 'message', 'the worker running this run stopped ' || attempt || ' times')
-           ELSE error END,
-         run_ended_at = CASE WHEN attempt >= $1 THEN now() ELSE NULL END,
-         worker_id = NULL, lease_expires_at = NULL, updated_at = now()
-       WHERE status = 'running' AND lease_expires_at < now()
-       RETURNING *`,
-      [maxAttempts],
-    );
-    return rows;
+    return withTransaction(this.pool, async (db) => {
+      const { rows } = await db.query<RunRow>(
+        `UPDATE runs SET
+           status = CASE WHEN attempt >= $1 THEN 'error' ELSE 'pending' END,
+           error = CASE WHEN attempt >= $1
+             THEN jsonb_build_object('error', 'WorkerLost', 'message', 'the worker running this run stopped ' || attempt || ' times')
+             ELSE error END,
+           run_ended_at = CASE WHEN attempt >= $1 THEN now() ELSE NULL END,
+           worker_id = NULL, lease_expires_at = NULL, updated_at = now()
+         WHERE status = 'running' AND lease_expires_at < now()
+         RETURNING *`,
+        [maxAttempts],
+      );
+      const failed = rows.filter((r) => r.status === 'error');
+      if (failed.length) await this.onFinished?.(failed, db);
+      return rows;
+    });
   }
 }
