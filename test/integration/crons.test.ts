@@ -232,7 +232,14 @@ describe('cron validation', () => {
     const end = await post({ assistant_id: 'echo', schedule: YEARLY, end_time: 'tomorrow' });
     expect(end.status).toBe(422);
     expect(await detail(end)).toContain('end_time');
-    for (const webhook of ['not a url', 'ftp://example.com/hook', '/relative/hook']) {
+    for (const webhook of [
+      'not a url',
+      'ftp://example.com/hook',
+      '/relative/hook',
+      // The webhooks context's rules: loopback and the cloud metadata address are refused.
+      'http://127.0.0.1:8080/hook',
+      'http://169.254.169.254/latest',
+    ]) {
       const res = await post({ assistant_id: 'echo', schedule: YEARLY, webhook });
       expect(res.status, webhook).toBe(422);
       expect(await detail(res)).toContain('webhook');
