@@ -5,7 +5,7 @@
 // windows, the ones not being measured frozen, medians reported, targets judged against the
 // baseline's best window. Then 2,000 open SSE streams on Graphdock and its memory growth.
 //
-//   npm run bench:runs -- [--duration 5] [--repeats 3] [--warmup 2] [--streams 2000]
+//   npm run bench:runs -- [--duration 5] [--repeats 3] [--warmup 2] [--streams 2000] [--only <op>]
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2' },
     'threads-per-client': { type: 'string', default: '20' },
     streams: { type: 'string', default: '2000' },
+    /** Only the operations whose id contains this text (e.g. "first event"). */
+    only: { type: 'string', default: '' },
   },
 });
 const options = {
@@ -38,6 +40,7 @@ const options = {
   warmupMs: Number(values.warmup) * 1000,
   threadsPerClient: Number(values['threads-per-client']),
   streams: Number(values.streams),
+  only: values.only,
 };
 
 type Party = 'baseline' | 'graphdock' | 'ceiling';
@@ -200,7 +203,7 @@ async function main(): Promise<number> {
         around: freezingOthers(parties),
       },
     );
-    for (const op of OPS) {
+    for (const op of OPS.filter((o) => o.id.includes(options.only))) {
       await Promise.all(
         parties.map(async ([name]) => {
           const server = servers.find(([n]) => n === name)?.[1];
@@ -217,14 +220,16 @@ async function main(): Promise<number> {
         }),
       );
     }
-    baseline.freeze(true);
-    streams = await openStreams(graphdock, options.streams, () => rssMiB(graphdock.pid));
-    baseline.freeze(false);
-    console.log(
-      `\n${streams.opened}/${options.streams} SSE streams open on Graphdock: RSS ${streams.rssBeforeMiB.toFixed(0)} -> ` +
-        `${streams.rssOpenMiB.toFixed(0)} MiB (+${(streams.rssOpenMiB - streams.rssBeforeMiB).toFixed(0)} MiB); ` +
-        `${streams.delivered}/${streams.probes} probe runs delivered to their streams; after closing ${streams.rssAfterMiB.toFixed(0)} MiB`,
-    );
+    if (options.streams > 0) {
+      baseline.freeze(true);
+      streams = await openStreams(graphdock, options.streams, () => rssMiB(graphdock.pid));
+      baseline.freeze(false);
+      console.log(
+        `\n${streams.opened}/${options.streams} SSE streams open on Graphdock: RSS ${streams.rssBeforeMiB.toFixed(0)} -> ` +
+          `${streams.rssOpenMiB.toFixed(0)} MiB (+${(streams.rssOpenMiB - streams.rssBeforeMiB).toFixed(0)} MiB); ` +
+          `${streams.delivered}/${streams.probes} probe runs delivered to their streams; after closing ${streams.rssAfterMiB.toFixed(0)} MiB`,
+      );
+    }
   } finally {
     await ceiling.close();
     await Promise.all(servers.map(([, s]) => s.stop()));

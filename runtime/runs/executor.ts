@@ -22,6 +22,8 @@ export interface RunKwargs {
   interrupt_after?: '*' | string[] | null;
   checkpoint_id?: string | null;
   temporary?: boolean;
+  /** When checkpoints are written: every step (`sync`/`async`) or only at the end (`exit`). */
+  durability?: 'sync' | 'async' | 'exit' | null;
 }
 
 export interface ExecutorDeps {
@@ -112,6 +114,7 @@ export class RunExecutor {
           : {}),
         streamMode: libraryModes(kwargs.stream_mode) as ['values'],
         subgraphs: kwargs.stream_subgraphs ?? false,
+        ...(kwargs.durability ? { durability: kwargs.durability } : {}),
         ...(kwargs.interrupt_before ? { interruptBefore: kwargs.interrupt_before } : {}),
         ...(kwargs.interrupt_after ? { interruptAfter: kwargs.interrupt_after } : {}),
         signal,

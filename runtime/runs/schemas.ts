@@ -63,6 +63,8 @@ export const RunCreate = z.object({
   webhook: z.string().nullish(),
   feedback_keys: z.array(z.string()).nullish(),
   durability: z.enum(['sync', 'async', 'exit']).nullish(),
+  /** Older spelling of `durability`: false means `exit`. */
+  checkpoint_during: z.boolean().nullish(),
 });
 export type RunCreateBody = z.infer<typeof RunCreate>;
 

@@ -120,6 +120,7 @@ export class RunService {
       interrupt_after: body.interrupt_after ?? null,
       checkpoint_id: body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? null,
       temporary: stateless && body.on_completion !== 'keep',
+      durability: body.durability ?? (body.checkpoint_during === false ? 'exit' : null),
     };
     const targetThread = threadId ?? uuidv7();
     const threadMetadata = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };

@@ -289,3 +289,29 @@ describe('event retention', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 });
+
+describe('durability', () => {
+  it('writes only the final checkpoint with durability exit (or checkpoint_during false)', async () => {
+    const history = async (extra: Record<string, unknown>) => {
+      const thread = await rt.client.threads.create();
+      const res = await rt.http(`/threads/${thread.thread_id}/runs/wait`, {
+        method: 'POST',
+        json: { assistant_id: 'slow', input: hi('keep'), ...extra },
+      });
+      expect(res.status).toBe(200);
+      const states = await rt.client.threads.getHistory(thread.thread_id, { limit: 20 });
+      const last = states[0]!.values as { messages: Msg[] };
+      expect(last.messages.map((m) => m.content)).toEqual([
+        'keep',
+        'first: keep',
+        'second: first: keep',
+      ]);
+      return states.length;
+    };
+    const everyStep = await history({});
+    expect(everyStep).toBe(4); // input, before first, before second, final
+    expect(await history({ durability: 'exit' })).toBeLessThan(everyStep);
+    expect(await history({ checkpoint_during: false })).toBeLessThan(everyStep);
+    expect(await history({ durability: 'sync' })).toBe(everyStep);
+  });
+});
