@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { PoolClient } from '../../common/db/index.js';
 import type { RunEvent, RunStore } from './store.js';
-import { CHANNELS, type Notifier } from './notifier.js';
+import { CHANNELS, type Channel, type Notifier } from './notifier.js';
 
 /** Marks the end of a run's events; never sent to clients. */
 export const END_EVENT = '__end__';
@@ -44,9 +44,31 @@ export class RunEventLog {
    * The `metadata` event of a run's first attempt, written with the run itself so that a stream
    * can send it before any worker has picked the run up. Retries write their own.
    */
-  writeFirst(runId: string, db: PoolClient): Promise<void> {
+  writeFirst(
+    runId: string,
+    db: PoolClient,
+    wake?: { channel: Channel; payload: string },
+  ): Promise<void> {
     const metadata = { seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } };
-    return this.store.appendEvents(runId, [metadata], undefined, db);
+    const notify = wake && {
+      channel: wake.channel,
+      payload: this.notifier.remotePayload(wake.payload),
+    };
+    return this.store.appendEvents(runId, [metadata], notify, db);
+  }
+
+  /**
+   * Appends a batch inside the caller's transaction (NOTIFY goes out on commit); the returned
+   * function hands it to local readers and must be called only after the commit.
+   */
+  async appendIn(db: PoolClient, runId: string, batch: RunEvent[]): Promise<() => void> {
+    await this.store.appendEvents(
+      runId,
+      batch,
+      { channel: CHANNELS.events, payload: this.notifier.remotePayload(runId) },
+      db,
+    );
+    return () => this.local.emit(runId, batch);
   }
 
   /** Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`). */
@@ -160,5 +182,14 @@ export class RunEventWriter {
   async end(): Promise<void> {
     this.push(END_EVENT, null);
     await this.flush();
+  }
+
+  /**
+   * Writes the end marker inside the caller's transaction (the one that settles the run), after
+   * everything pushed before is durable. Call the returned function once that transaction committed.
+   */
+  async endIn(db: PoolClient): Promise<() => void> {
+    await this.flush();
+    return this.log.appendIn(db, this.runId, [{ seq: this.seq++, event: END_EVENT, data: null }]);
   }
 }

@@ -165,9 +165,21 @@ export class RunExecutor {
       await this.deps.threads.deleteMany([run.thread_id]);
     } else {
       try {
-        await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error, (db) =>
-          this.deps.runs.finish(run.run_id, status, error, db),
+        // The end marker commits with the run's final status: one statement fewer, and no reader
+        // sees the end of a run whose status is not final yet.
+        let publishEnd: (() => void) | undefined;
+        await this.deps.threads.settleAfterRun(
+          run.thread_id,
+          assistant.graph_id,
+          error,
+          async (db) => {
+            await this.deps.runs.finish(run.run_id, status, error, db);
+            publishEnd = await writer.endIn(db);
+          },
         );
+        publishEnd?.();
+        log.debug({ status }, 'run finished');
+        return;
       } catch (err) {
         // The thread's state cannot be read back (e.g. a checkpointed write its reducers
         // reject): the run must still end, and the thread says why.

@@ -70,6 +70,11 @@ export class Notifier {
     return `${this.origin}|${payload}`;
   }
 
+  /** Wakes this process's listeners only (the NOTIFY for others went out with a transaction). */
+  emitLocal(channel: Channel, payload = ''): void {
+    this.emitter.emit(channel, payload);
+  }
+
   /** Wakes local listeners now and remote ones through PostgreSQL. */
   async notify(channel: Channel, payload = ''): Promise<void> {
     this.emitter.emit(channel, payload);

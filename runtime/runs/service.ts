@@ -146,7 +146,11 @@ export class RunService {
       },
       db,
     );
-    await this.deps.events.writeFirst(run.run_id, db);
+    // Its NOTIFY wakes the workers and thread streams of other replicas when this commits.
+    await this.deps.events.writeFirst(run.run_id, db, {
+      channel: CHANNELS.runs,
+      payload: targetThread,
+    });
     await this.deps.threads.markBusy(targetThread, threadMetadata, db);
     const cancelled =
       strategy === 'interrupt' || strategy === 'rollback'
@@ -162,8 +166,9 @@ export class RunService {
   /** After the creating transaction committed: settle cancelled runs and wake the workers. */
   async announce(created: CreatedRun): Promise<void> {
     await this.afterCancel(created.cancelled);
-    // The payload names the thread, so thread streams wake only for their own thread.
-    await this.deps.notifier.notify(CHANNELS.runs, created.run.thread_id);
+    // The payload names the thread, so thread streams wake only for their own thread. Other
+    // processes heard it with the commit (see createInTransaction).
+    this.deps.notifier.emitLocal(CHANNELS.runs, created.run.thread_id);
   }
 
   async get(threadId: string, runId: string): Promise<RunRow> {
