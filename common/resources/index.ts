@@ -52,4 +52,3 @@ import { listenerResource } from './listener.js';
 
 /** Every custom resource, in the order the CRD files are written. */
 export const CUSTOM_RESOURCES = [listenerResource, agentDeploymentResource, agentRevisionResource];
-export { OPERATOR_RULES, LEADER_ELECTION_RULES } from './operator-rbac.js';

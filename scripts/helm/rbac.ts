@@ -2,12 +2,9 @@
 // against, so the chart never grants more or less than the code needs. Written to
 // charts/graphdock/files/rbac.yaml; the templates only place them into (Cluster)Roles.
 import { CONTROL_PLANE_API_RULES, type PolicyRule } from '../../api/index.js';
-import {
-  CUSTOM_RESOURCES,
-  GROUP,
-  LEADER_ELECTION_RULES,
-  OPERATOR_RULES,
-} from '../../common/resources/index.js';
+import { CUSTOM_RESOURCES, GROUP } from '../../common/resources/index.js';
+// operator/ has no index.ts on this branch yet; switch to it when the operator lands.
+import { OPERATOR_LEADER_ELECTION_RULES, OPERATOR_RULES } from '../../operator/rbac.js';
 
 /** Rules for one component in each RBAC mode of the chart. */
 export interface ComponentRbac {
@@ -71,7 +68,8 @@ export interface ChartRbac {
 export function chartRbac(): ChartRbac {
   return {
     api: splitRules(CONTROL_PLANE_API_RULES, ['list']),
-    operator: splitRules(OPERATOR_RULES, []),
-    leaderElection: LEADER_ELECTION_RULES.map((r) => ({ ...r })),
+    // The operator's informers may watch across namespaces: reads stay cluster-wide, writes not.
+    operator: splitRules(OPERATOR_RULES, ['list', 'watch']),
+    leaderElection: OPERATOR_LEADER_ELECTION_RULES.map((r) => ({ ...r })),
   };
 }

@@ -94,6 +94,23 @@ export const ChartValues = z.strictObject({
       .string()
       .min(1)
       .describe("The listener's compute_id this operator serves (`--compute-id`)"),
+    workers: z.int().min(1),
+    leaderElection: z.strictObject({
+      leaseDurationSeconds: z.int().min(1),
+      renewDeadlineSeconds: z.int().min(1),
+      retryPeriodSeconds: z.int().min(1),
+    }),
+    progressDeadlineSeconds: z.int().min(1),
+    database: z
+      .strictObject({
+        adminUrl: z
+          .string()
+          .describe('Admin URL (CREATEDB, CREATEROLE) of the server for per-deployment databases'),
+        existingSecret: SecretKeyRef.describe('Or: a Secret holding that URL'),
+        host: z.string().describe('host:port agent pods use to reach that server, if different'),
+        retainPolicy: z.enum(['Delete', 'Retain']),
+      })
+      .describe('Unset URL: only deployments with a POSTGRES_URI_CUSTOM secret run'),
   }),
   serviceMonitor: z.strictObject({
     enabled: z

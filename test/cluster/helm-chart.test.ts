@@ -179,6 +179,8 @@ describe('helm install', () => {
         ns,
         '--create-namespace',
         ...DB,
+        '--set',
+        'operator.database.adminUrl=postgresql://admin:secret@postgres:5432/postgres',
         '--wait',
         '--timeout',
         '180s',
@@ -203,6 +205,7 @@ describe('helm install', () => {
       'service/gd-graphdock-operator-metrics',
       'secret/gd-graphdock-bootstrap',
       'secret/gd-graphdock-database',
+      'secret/gd-graphdock-operator-database',
       'serviceaccount/gd-graphdock-api',
       'serviceaccount/gd-graphdock-operator',
       'role.rbac.authorization.k8s.io/gd-graphdock-operator-leader-election',
@@ -321,6 +324,9 @@ describe('helm install', () => {
     expect(await canI(sa, nsB, ['create', 'deployments.apps', '-n', 'agents-b'])).toBe('yes');
     expect(await canI(sa, nsB, ['create', 'deployments.apps', '-n', 'elsewhere'])).toBe('no');
     expect(await canI(sa, nsB, ['watch', 'listeners.graphdock.dev'])).toBe('yes');
+    // Informers may watch across namespaces; writes stay in the watched ones.
+    expect(await canI(sa, nsB, ['watch', 'deployments.apps', '-n', 'elsewhere'])).toBe('yes');
+    expect(await canI(sa, nsB, ['get', 'secrets', '-n', 'elsewhere'])).toBe('no');
     const api = 'scoped-graphdock-api';
     expect(
       await canI(api, nsB, ['create', 'agentdeployments.graphdock.dev', '-n', 'agents-a']),

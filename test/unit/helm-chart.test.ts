@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { CONTROL_PLANE_API_RULES } from '../../api/index.js';
-import { OPERATOR_RULES } from '../../common/resources/index.js';
+import { OPERATOR_LEADER_ELECTION_RULES, OPERATOR_RULES } from '../../operator/rbac.js';
 import { renderCrds } from '../../scripts/generate.js';
 import {
   CHART_DIR,
@@ -56,6 +56,7 @@ describe('chart RBAC', () => {
     const rbac = chartRbac();
     expect(rbac.api.clusterWide).toEqual(CONTROL_PLANE_API_RULES);
     expect(rbac.operator.clusterWide).toEqual(OPERATOR_RULES);
+    expect(rbac.leaderElection).toEqual(OPERATOR_LEADER_ELECTION_RULES);
   });
 
   it('namespaced mode keeps only cluster-scoped Listeners (and cross-namespace lists) cluster-wide', () => {
@@ -80,8 +81,27 @@ describe('chart RBAC', () => {
     ]);
   });
 
-  it("the operator's namespaced mode needs no cluster-wide access beyond Listeners", () => {
-    const clusterResources = chartRbac().operator.namespacedModeCluster.flatMap((r) => r.resources);
-    expect(clusterResources.sort()).toEqual(['listeners', 'listeners/status']);
+  it('namespaced mode writes only in watched namespaces: cluster-wide it reads, or touches Listeners', () => {
+    const rbac = chartRbac();
+    for (const component of [rbac.api, rbac.operator]) {
+      for (const rule of component.namespacedModeCluster) {
+        const onlyListeners = rule.resources.every((r) => r.split('/')[0] === 'listeners');
+        if (!onlyListeners)
+          expect(rule.verbs.every((v) => ['list', 'watch'].includes(v))).toBe(true);
+      }
+    }
+    const operatorWrites = rbac.operator.namespacedModeNamespace.filter((r) =>
+      r.verbs.includes('create'),
+    );
+    expect(operatorWrites.flatMap((r) => r.resources).sort()).toEqual(
+      [
+        'deployments',
+        'horizontalpodautoscalers',
+        'poddisruptionbudgets',
+        'events',
+        'secrets',
+        'services',
+      ].sort(),
+    );
   });
 });
