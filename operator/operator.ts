@@ -155,9 +155,11 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       leading = false;
       clearTimeout(heartbeatTimer);
       metrics.leader.set({ name: options.leaderElection.name }, 0);
+      metrics.queueDepth.set({ name: CONTROLLER }, 0);
     },
   });
   metrics.leader.set({ name: options.leaderElection.name }, 0);
+  metrics.queueDepth.set({ name: CONTROLLER }, 0);
 
   const worker = async () => {
     for (;;) {

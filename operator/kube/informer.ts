@@ -8,6 +8,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import type { Logger } from '../../common/logging/index.js';
+import { describeError } from './errors.js';
 
 export interface KubeObject {
   apiVersion?: string;
@@ -183,7 +184,7 @@ export class Informer<T extends KubeObject> {
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
     this.options.logger.warn(
-      { kind: this.options.kind, err: err instanceof Error ? err.message : String(err), delay },
+      { kind: this.options.kind, err: describeError(err), delay },
       'watch failed; relisting',
     );
     clearTimeout(this.retryTimer);

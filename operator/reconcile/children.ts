@@ -12,6 +12,7 @@ import type { ResourceSpec } from '../../common/resources/index.js';
 import { AGENT_DEPLOYMENT, API_VERSION } from '../../common/resources/index.js';
 import {
   commonLabels,
+  databaseSecretName,
   envSecretName,
   REVISION_ANNOTATION,
   selectorLabels,
@@ -208,5 +209,6 @@ export function childRefs(deployment: AgentDeployment): KubernetesObject[] {
     ref('v1', 'Service'),
     ref('apps/v1', 'Deployment'),
     ref('v1', 'Secret', envSecretName(id)),
+    ref('v1', 'Secret', databaseSecretName(id)),
   ];
 }
