@@ -21,8 +21,13 @@ export function rolloutState(
   if ((status.observedGeneration ?? 0) < generation)
     return { phase: 'progressing', message: 'Waiting for the Deployment to be observed' };
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-  if (progressing?.reason === 'ProgressDeadlineExceeded')
-    return { phase: 'failed', message: progressing.message ?? 'Progress deadline exceeded' };
+  if (progressing?.reason === 'ProgressDeadlineExceeded') {
+    const deadline = deployment.spec?.progressDeadlineSeconds;
+    return {
+      phase: 'failed',
+      message: `Rollout exceeded its progress deadline (${deadline} s): ${progressing.message ?? ''}`,
+    };
+  }
   const desired = deployment.spec?.replicas ?? 1;
   const updated = status.updatedReplicas ?? 0;
   const total = status.replicas ?? 0;
