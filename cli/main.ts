@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../common/config/index.js';
 import { ConfigFileError, GraphLoadError } from '../runtime/index.js';
 import { runApi } from './api-commands.js';
-import { runOperator } from './operator-commands.js';
+import { main as runOperatorMain } from './operator-main.js';
 import { runDev, runMigrate, runRuntime } from './runtime-commands.js';
 
 const USAGE = `Usage: graphdock <command> [options]
@@ -27,7 +27,7 @@ Options:
 
 export async function main(argv: string[]): Promise<number> {
   // The operator has its own flags; it parses them itself.
-  if (argv[0] === 'operator') return withConfigErrors(() => runOperator(argv.slice(1)));
+  if (argv[0] === 'operator') return runOperatorMain(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -71,18 +71,6 @@ export async function main(argv: string[]): Promise<number> {
     ) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;
-    }
-    throw err;
-  }
-}
-
-async function withConfigErrors(run: () => Promise<number>): Promise<number> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof ConfigError || (err instanceof TypeError && 'code' in err)) {
-      process.stderr.write(`graphdock: ${err.message}\n`);
-      return 2;
     }
     throw err;
   }
