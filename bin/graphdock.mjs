@@ -4,5 +4,9 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../cli/main.ts');
+// The operator loads only its own modules (not the runtime's LangGraph stack): less memory.
+const { main } =
+  process.argv[2] === 'operator'
+    ? await import('../cli/operator-main.ts')
+    : await import('../cli/main.ts');
 process.exitCode = await main(process.argv.slice(2));

@@ -46,5 +46,10 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
 
 /** Namespaced (the operator's own namespace): the leader-election Lease. */
 export const OPERATOR_LEADER_ELECTION_RULES: readonly PolicyRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  // Renewals are merge patches made conditional by the resourceVersion they carry.
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'create', 'update', 'patch'],
+  },
 ];
