@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { CONTROL_PLANE_API_RULES } from '../../api/index.js';
-import { OPERATOR_LEADER_ELECTION_RULES, OPERATOR_RULES } from '../../operator/rbac.js';
+import { OPERATOR_LEADER_ELECTION_RULES, OPERATOR_RULES } from '../../operator/index.js';
 import { renderCrds } from '../../scripts/generate.js';
 import {
   CHART_DIR,
