@@ -12,6 +12,7 @@ import {
   KubeWriter,
   LeaderElector,
   objectKey,
+  reuseConnections,
   WorkQueue,
 } from './kube/index.js';
 import {
@@ -64,6 +65,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromDefault();
   }
+  reuseConnections(kubeConfig);
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const informerLogger = logger.child({ context: 'informer' });
