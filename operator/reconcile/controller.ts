@@ -95,6 +95,11 @@ export class DeploymentController {
     return listener;
   }
 
+  /** Drops what was cached for a revision that no longer exists. */
+  forgetRevision(revision: AgentRevision): void {
+    this.secretCache.delete(revision.metadata.uid);
+  }
+
   async reconcile(key: string): Promise<ReconcileResult> {
     const deployment = this.informers.deployments.get(key);
     if (!deployment) {
