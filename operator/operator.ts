@@ -12,6 +12,7 @@ import {
   KubeWriter,
   LeaderElector,
   objectKey,
+  reuseConnections,
   WorkQueue,
 } from './kube/index.js';
 import {
@@ -64,6 +65,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromDefault();
   }
+  reuseConnections(kubeConfig);
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const informerLogger = logger.child({ context: 'informer' });
@@ -128,10 +130,19 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   };
   informers.revisions.on((_e, r) => byDeploymentLabel(r));
   informers.workloads.on((_e, w) => byDeploymentLabel(w));
-  informers.listeners.on((_e, l) => {
+  // A listener's own status (our heartbeat) changes often; only spec changes matter here.
+  const listenerGenerations = new Map<string, number | undefined>();
+  informers.listeners.on((event, l) => {
+    const before = listenerGenerations.get(l.metadata.name);
+    if (event === 'delete') listenerGenerations.delete(l.metadata.name);
+    else listenerGenerations.set(l.metadata.name, l.metadata.generation);
+    if (event === 'update' && before === l.metadata.generation) return;
     const id = l.metadata.labels?.[LABELS.listenerId];
     for (const d of informers.deployments.list())
       if (d.metadata.labels?.[LABELS.listenerId] === id) queue.add(objectKey(d));
+  });
+  informers.revisions.on((event, r) => {
+    if (event === 'delete') controller.forgetRevision(r);
   });
 
   let leading = false;

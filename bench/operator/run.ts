@@ -26,6 +26,8 @@ const { values } = parseArgs({
     total: { type: 'string', default: '500' },
     workers: { type: 'string', default: '4' },
     nodes: { type: 'string', default: '3' },
+    /** NODE_OPTIONS for the operator process, e.g. "--max-old-space-size=128". */
+    'node-options': { type: 'string', default: '' },
   },
 });
 const LATENCY_N = Number(values.latency);
@@ -73,6 +75,7 @@ try {
     identity: 'bench-operator',
     databaseUrl: pg.url,
     args: ['--workers', values.workers],
+    env: values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {},
   });
   cleanups.unshift(() => operator.stop());
   const rssMb = () => {
@@ -196,7 +199,7 @@ try {
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   const base = pct(baseline, 50);
   console.log(
-    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), workers: ${values.workers}, fake nodes: ${values.nodes}`,
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), workers: ${values.workers}, fake nodes: ${values.nodes}, operator NODE_OPTIONS: ${values['node-options'] || '(none)'}`,
   );
   console.log('| measure | value | x baseline | target |');
   console.log('| --- | --- | --- | --- |');

@@ -21,7 +21,7 @@ export async function startProbeServer(
   host: string,
 ): Promise<ProbeServer> {
   const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     const reply = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
       res.writeHead(status, { 'content-type': type });
       res.end(body);

@@ -4,3 +4,4 @@ export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
 export { LeaderElector, type LeaderElectionOptions } from './leader.js';
 export { KubeWriter, type ResourceRef } from './client.js';
 export { describeError, isConflict, isNotFound, statusOf } from './errors.js';
+export { reuseConnections } from './keep-alive.js';

@@ -23,7 +23,14 @@ export interface KubeObject {
     annotations?: Record<string, string>;
     deletionTimestamp?: Date | string;
     finalizers?: string[];
+    managedFields?: unknown;
   };
+}
+
+/** managedFields are large and unused here: not keeping them halves the cache's memory. */
+function slim<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
 }
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -127,7 +134,11 @@ export class Informer<T extends KubeObject> {
     );
     const seen = new Set<string>();
     for (const item of list.items) {
-      const obj = { apiVersion: this.options.apiVersion, kind: this.options.kind, ...item } as T;
+      const obj = slim({
+        apiVersion: this.options.apiVersion,
+        kind: this.options.kind,
+        ...item,
+      } as T);
       const key = objectKey(obj);
       seen.add(key);
       const previous = this.objects.get(key);
@@ -157,6 +168,7 @@ export class Informer<T extends KubeObject> {
     }
     if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
     if (type === 'BOOKMARK') return;
+    slim(obj);
     const key = objectKey(obj);
     if (type === 'DELETED') {
       this.objects.delete(key);

@@ -95,6 +95,11 @@ export class DeploymentController {
     return listener;
   }
 
+  /** Drops what was cached for a revision that no longer exists. */
+  forgetRevision(revision: AgentRevision): void {
+    this.secretCache.delete(revision.metadata.uid);
+  }
+
   async reconcile(key: string): Promise<ReconcileResult> {
     const deployment = this.informers.deployments.get(key);
     if (!deployment) {
@@ -128,7 +133,7 @@ export class DeploymentController {
       return { requeueAfterMs: DATABASE_RETRY_MS };
     }
     if (db.created)
-      await this.event(deployment, 'Normal', 'DatabaseCreated', 'Database and role created');
+      void this.event(deployment, 'Normal', 'DatabaseCreated', 'Database and role created');
     if (latest.status?.status === 'QUEUED' || latest.status?.status === 'CREATING')
       await this.setRevision(deployment, latest, 'AWAITING_DEPLOY', 'Applying the workload');
 
@@ -233,7 +238,7 @@ export class DeploymentController {
       previous !== status &&
       ['DEPLOYING', 'DEPLOYED', 'DEPLOY_FAILED', 'SKIPPED'].includes(status)
     )
-      await this.event(
+      void this.event(
         deployment,
         status === 'DEPLOY_FAILED' ? 'Warning' : 'Normal',
         reasonOf(status),
@@ -283,7 +288,7 @@ export class DeploymentController {
     const dropped = await this.database.release(deployment, retain);
     // Owner references would remove these too, but only once the garbage collector gets to them.
     for (const child of childRefs(deployment)) await this.writer.deleteIfExists(child);
-    await this.event(
+    void this.event(
       deployment,
       'Normal',
       'CleanedUp',
@@ -294,6 +299,7 @@ export class DeploymentController {
     this.lastFullApply.delete(`${meta.namespace}/${meta.name}`);
   }
 
+  /** Not awaited by callers: recording an Event must not slow or fail a reconcile. */
   private async event(
     deployment: AgentDeployment,
     type: 'Normal' | 'Warning',

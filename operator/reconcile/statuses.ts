@@ -20,34 +20,30 @@ const c = (
 ): ConditionInput => ({ type, status, reason, message });
 
 export function revisionConditions(status: RevisionStatus, message: string): ConditionInput[] {
-  switch (status) {
-    case 'DEPLOYED':
-      return [
-        c('Ready', 'True', 'RolloutComplete', message),
-        c('Progressing', 'False', 'RolloutComplete', message),
-        c('Degraded', 'False', 'RolloutComplete', message),
-      ];
-    case 'DEPLOY_FAILED':
-      return [
-        c('Ready', 'False', 'ProgressDeadlineExceeded', message),
-        c('Progressing', 'False', 'ProgressDeadlineExceeded', message),
-        c('Degraded', 'True', 'ProgressDeadlineExceeded', message),
-      ];
-    case 'SKIPPED':
-      return [
-        c('Ready', 'False', 'Superseded', message),
-        c('Progressing', 'False', 'Superseded', message),
-        c('Degraded', 'False', 'Superseded', message),
-      ];
-    default: {
-      const reason = status === 'DEPLOYING' ? 'RolloutInProgress' : reasonOf(status);
-      return [
-        c('Ready', 'False', reason, message),
-        c('Progressing', 'True', reason, message),
-        c('Degraded', 'False', reason, message),
-      ];
-    }
-  }
+  if (status === 'DEPLOYED')
+    return [
+      c('Ready', 'True', 'RolloutComplete', message),
+      c('Progressing', 'False', 'RolloutComplete', message),
+      c('Degraded', 'False', 'RolloutComplete', message),
+    ];
+  if (status === 'DEPLOY_FAILED')
+    return [
+      c('Ready', 'False', 'ProgressDeadlineExceeded', message),
+      c('Progressing', 'False', 'ProgressDeadlineExceeded', message),
+      c('Degraded', 'True', 'ProgressDeadlineExceeded', message),
+    ];
+  if (status === 'SKIPPED')
+    return [
+      c('Ready', 'False', 'Superseded', message),
+      c('Progressing', 'False', 'Superseded', message),
+      c('Degraded', 'False', 'Superseded', message),
+    ];
+  const reason = status === 'DEPLOYING' ? 'RolloutInProgress' : reasonOf(status);
+  return [
+    c('Ready', 'False', reason, message),
+    c('Progressing', 'True', reason, message),
+    c('Degraded', 'False', reason, message),
+  ];
 }
 
 /** QUEUED -> Queued, AWAITING_DEPLOY -> AwaitingDeploy. */

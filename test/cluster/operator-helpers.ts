@@ -95,7 +95,7 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(
-    `timed out waiting for ${what}; last value: ${JSON.stringify(last)}${lastError ? `; last error: ${String(lastError)}` : ''}`,
+    `timed out waiting for ${what}; last value: ${JSON.stringify(last)}${lastError instanceof Error ? `; last error: ${lastError.message}` : ''}`,
   );
 }
 

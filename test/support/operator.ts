@@ -66,6 +66,7 @@ export interface OperatorProcessOptions {
   databaseUrl?: string;
   /** Extra flags, e.g. ['--progress-deadline-seconds', '5']. */
   args?: string[];
+  env?: Record<string, string>;
 }
 
 /** Grants the operator user its rules; call once per cluster. */
@@ -108,6 +109,7 @@ export async function startOperatorProcess(
     KUBECONFIG: kubeconfig,
     LOG_LEVEL: process.env.OPERATOR_LOG_LEVEL ?? 'info',
     GRAPHDOCK_OPERATOR_DATABASE_URL: options.databaseUrl,
+    ...options.env,
   };
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
