@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../common/config/index.js';
 import { ConfigFileError, GraphLoadError } from '../runtime/index.js';
 import { runApi } from './api-commands.js';
+import { main as runOperatorMain } from './operator-main.js';
 import { runDev, runMigrate, runRuntime } from './runtime-commands.js';
 
 const USAGE = `Usage: graphdock <command> [options]
@@ -14,6 +15,8 @@ Commands:
   migrate   Apply the runtime's database migrations and exit (DATABASE_URL required).
   api       Serve the control-plane API /v2/deployments and /v2/listeners (DATABASE_URL
             required; the Kubernetes API from KUBECONFIG or the in-cluster account).
+  operator  Reconcile AgentDeployments into running agent servers (--compute-id required;
+            \`graphdock operator --help\` lists its options).
 
 Options:
   --config <path>   langgraph.json to serve (default: ./langgraph.json)
@@ -23,6 +26,8 @@ Options:
 `;
 
 export async function main(argv: string[]): Promise<number> {
+  // The operator has its own flags; it parses them itself.
+  if (argv[0] === 'operator') return runOperatorMain(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

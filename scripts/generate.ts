@@ -1,10 +1,11 @@
 // Regenerates the committed artefacts derived from code. A test fails when they drift.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { dump } from 'js-yaml';
 import { buildControlPlaneOpenApi } from '../api/index.js';
 import { buildCrd, CUSTOM_RESOURCES, GROUP } from '../common/resources/index.js';
 import { buildOpenApiDocument, GRAPHDOCK_VERSION } from '../runtime/index.js';
+import { CHART_DIR, renderChartFiles } from './helm/index.js';
 
 export const OPENAPI_PATH = join(import.meta.dirname, '..', 'docs', 'openapi.json');
 export const CONTROL_PLANE_OPENAPI_PATH = join(
@@ -43,5 +44,10 @@ if (process.argv[1] === import.meta.filename) {
   for (const [name, text] of renderCrds()) {
     writeFileSync(join(CRDS_DIR, name), text);
     console.log(`wrote ${join(CRDS_DIR, name)}`);
+  }
+  for (const [name, text] of renderChartFiles(renderCrds())) {
+    mkdirSync(dirname(join(CHART_DIR, name)), { recursive: true });
+    writeFileSync(join(CHART_DIR, name), text);
+    console.log(`wrote ${join(CHART_DIR, name)}`);
   }
 }

@@ -60,6 +60,8 @@ export interface ControlPlaneFixture {
     init?: RequestInit & { json?: unknown; key?: string | null },
   ): Promise<Response>;
   kubectlJson<T = unknown>(args: string[]): Promise<T>;
+  /** Admin URL of the fixture's PostgreSQL server (the operator creates databases there). */
+  pgUrl: string;
 }
 
 export function useControlPlane(options: { namespaces?: string[] } = {}): ControlPlaneFixture {
@@ -75,6 +77,7 @@ export function useControlPlane(options: { namespaces?: string[] } = {}): Contro
     ]);
     fixture.cluster = cluster;
     postgres = pg;
+    fixture.pgUrl = pg.url;
     await cluster.kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'crds')]);
     await cluster.kubectl([
       'wait',

@@ -1,0 +1,34 @@
+# The one Graphdock image: `graphdock runtime`, `api`, `operator` (and `dev`, `migrate`) all run
+# from it. The TypeScript sources load through tsx at start-up, as in a checkout; no build step.
+#   docker build -t graphdock:0.1.0 .
+#   docker run --rm graphdock:0.1.0 --help
+ARG NODE_VERSION=20.19
+
+# Stage 1: production dependencies only, installed exactly from the lockfile.
+FROM node:${NODE_VERSION}-bookworm-slim AS deps
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+# `postinstall` marks the tree with the lockfile's digest using this script.
+COPY scripts/ensure-install.mjs scripts/ensure-install.mjs
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# Stage 2: the runtime image, non-root, sources read-only to the process.
+FROM node:${NODE_VERSION}-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json tsconfig.json ./
+COPY bin ./bin
+COPY cli ./cli
+COPY common ./common
+COPY runtime ./runtime
+COPY api ./api
+COPY operator ./operator
+COPY crds ./crds
+COPY examples ./examples
+# The `node` user of the base image (uid/gid 1000), matching the chart's securityContext.
+USER 1000:1000
+EXPOSE 8000 8080 8081
+ENTRYPOINT ["node", "/app/bin/graphdock.mjs"]
+CMD ["--help"]

@@ -1,0 +1,37 @@
+// Environment settings of `graphdock operator` (its flags are parsed by the CLI).
+import { z } from 'zod';
+import { ConfigError } from './index.js';
+
+const OperatorEnvSchema = z.object({
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Admin connection to the server that holds per-deployment databases. */
+  GRAPHDOCK_OPERATOR_DATABASE_URL: z.string().min(1).optional(),
+  /** host:port agent pods use to reach that server, when not the admin URL's. */
+  GRAPHDOCK_OPERATOR_DATABASE_HOST: z.string().min(1).optional(),
+  POD_NAMESPACE: z.string().min(1).optional(),
+  POD_NAME: z.string().min(1).optional(),
+});
+
+export interface OperatorEnv {
+  logLevel: string;
+  databaseUrl: string | undefined;
+  databaseHost: string | undefined;
+  podNamespace: string | undefined;
+  podName: string | undefined;
+}
+
+export function loadOperatorEnv(env: NodeJS.ProcessEnv): Readonly<OperatorEnv> {
+  const parsed = OperatorEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    logLevel: e.LOG_LEVEL,
+    databaseUrl: e.GRAPHDOCK_OPERATOR_DATABASE_URL,
+    databaseHost: e.GRAPHDOCK_OPERATOR_DATABASE_HOST,
+    podNamespace: e.POD_NAMESPACE,
+    podName: e.POD_NAME,
+  });
+}

@@ -1,0 +1,242 @@
+// The operator's composition root: informers feed a keyed work queue, whose workers reconcile
+// only while this replica holds the leader-election lease.
+import { KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+import type { Logger } from '../common/logging/index.js';
+import { createMetricsRegistry } from '../common/metrics/index.js';
+import { API_VERSION, LABELS } from '../common/resources/index.js';
+import { DatabaseProvisioner, type DatabaseServerSettings } from './database/index.js';
+import { OperatorMetrics, startProbeServer } from './http/index.js';
+import {
+  describeError,
+  Informer,
+  KubeWriter,
+  LeaderElector,
+  objectKey,
+  reuseConnections,
+  WorkQueue,
+} from './kube/index.js';
+import {
+  DatabaseStep,
+  DeploymentController,
+  ListenerHeartbeat,
+  MANAGED_BY,
+  type AgentDeployment,
+  type AgentRevision,
+  type Listener,
+} from './reconcile/index.js';
+
+export interface OperatorOptions {
+  computeId: string;
+  version: string;
+  logger: Logger;
+  kubeConfig?: KubeConfig;
+  port: number;
+  host: string;
+  workers: number;
+  fieldManager: string;
+  leaderElection: {
+    namespace: string;
+    name: string;
+    identity: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+  progressDeadlineSeconds: number;
+  heartbeatMs: number;
+  retainDatabases: boolean;
+  database?: DatabaseServerSettings;
+}
+
+export interface Operator {
+  url: string;
+  isLeader(): boolean;
+  stop(): Promise<void>;
+}
+
+const CONTROLLER = 'agentdeployment';
+const RESYNC_MS = 5 * 60_000;
+const INFORMER_STALL_MS = 60_000;
+
+export async function startOperator(options: OperatorOptions): Promise<Operator> {
+  const { logger } = options;
+  let kubeConfig = options.kubeConfig;
+  if (!kubeConfig) {
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromDefault();
+  }
+  reuseConnections(kubeConfig);
+  const registry = createMetricsRegistry();
+  const metrics = new OperatorMetrics(registry);
+  const informerLogger = logger.child({ context: 'informer' });
+  const crd = (plural: string, kind: string) => ({
+    apiVersion: API_VERSION,
+    kind,
+    path: `/apis/${API_VERSION}/${plural}`,
+    logger: informerLogger,
+  });
+  const informers = {
+    deployments: new Informer<AgentDeployment>(
+      kubeConfig,
+      crd('agentdeployments', 'AgentDeployment'),
+    ),
+    revisions: new Informer<AgentRevision>(kubeConfig, crd('agentrevisions', 'AgentRevision')),
+    listeners: new Informer<Listener>(kubeConfig, crd('listeners', 'Listener')),
+    workloads: new Informer<V1Deployment>(kubeConfig, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      path: '/apis/apps/v1/deployments',
+      labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
+      logger: informerLogger,
+    }),
+  };
+  const all = Object.values(informers) as Informer<object>[];
+  const synced = () => all.every((i) => i.synced);
+
+  const queue = new WorkQueue({
+    onDepth: (d) => metrics.queueDepth.set({ name: CONTROLLER }, d),
+    onAdd: () => metrics.queueAdds.inc({ name: CONTROLLER }),
+    onRetry: () => metrics.queueRetries.inc({ name: CONTROLLER }),
+  });
+  const writer = new KubeWriter(kubeConfig, options.fieldManager);
+  const provisioner = options.database ? new DatabaseProvisioner(options.database) : undefined;
+  const controller = new DeploymentController(
+    informers,
+    writer,
+    new DatabaseStep(writer, provisioner),
+    {
+      computeId: options.computeId,
+      progressDeadlineSeconds: options.progressDeadlineSeconds,
+      retainDatabases: options.retainDatabases,
+    },
+    logger.child({ context: 'reconcile' }),
+  );
+  const heartbeat = new ListenerHeartbeat(
+    informers.listeners,
+    writer,
+    options.computeId,
+    options.version,
+    logger.child({ context: 'heartbeat' }),
+  );
+
+  // Events are only triggers: each maps to the key of the AgentDeployment it concerns.
+  const enqueueAll = () => informers.deployments.list().forEach((d) => queue.add(objectKey(d)));
+  informers.deployments.on((_e, d) => queue.add(objectKey(d)));
+  const byDeploymentLabel = (o: {
+    metadata?: { namespace?: string; labels?: Record<string, string> };
+  }) => {
+    const id = o.metadata?.labels?.[LABELS.deploymentId];
+    if (id) queue.add(`${o.metadata?.namespace}/${id}`);
+  };
+  informers.revisions.on((_e, r) => byDeploymentLabel(r));
+  informers.workloads.on((_e, w) => byDeploymentLabel(w));
+  // A listener's own status (our heartbeat) changes often; only spec changes matter here.
+  const listenerGenerations = new Map<string, number | undefined>();
+  informers.listeners.on((event, l) => {
+    const before = listenerGenerations.get(l.metadata.name);
+    if (event === 'delete') listenerGenerations.delete(l.metadata.name);
+    else listenerGenerations.set(l.metadata.name, l.metadata.generation);
+    if (event === 'update' && before === l.metadata.generation) return;
+    const id = l.metadata.labels?.[LABELS.listenerId];
+    for (const d of informers.deployments.list())
+      if (d.metadata.labels?.[LABELS.listenerId] === id) queue.add(objectKey(d));
+  });
+  informers.revisions.on((event, r) => {
+    if (event === 'delete') controller.forgetRevision(r);
+  });
+
+  let leading = false;
+  let heartbeatTimer: NodeJS.Timeout | undefined;
+  const elector = new LeaderElector(kubeConfig, {
+    ...options.leaderElection,
+    logger: logger.child({ context: 'leader-election' }),
+    onStartedLeading: () => {
+      leading = true;
+      metrics.leader.set({ name: options.leaderElection.name }, 1);
+      enqueueAll();
+      const beat = () => {
+        if (!leading) return;
+        void heartbeat.beat().finally(() => {
+          if (leading) heartbeatTimer = setTimeout(beat, options.heartbeatMs);
+        });
+      };
+      beat();
+    },
+    onStoppedLeading: () => {
+      leading = false;
+      clearTimeout(heartbeatTimer);
+      metrics.leader.set({ name: options.leaderElection.name }, 0);
+      metrics.queueDepth.set({ name: CONTROLLER }, 0);
+    },
+  });
+  metrics.leader.set({ name: options.leaderElection.name }, 0);
+  metrics.queueDepth.set({ name: CONTROLLER }, 0);
+
+  const worker = async () => {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      if (!leading || !synced()) {
+        // Standbys drop work; on becoming leader everything is enqueued again.
+        queue.done(key);
+        if (leading) queue.addAfter(key, 200);
+        continue;
+      }
+      const end = metrics.reconcileTime.startTimer({ controller: CONTROLLER });
+      try {
+        const result = await controller.reconcile(key);
+        queue.forget(key);
+        if (result.requeueAfterMs) {
+          queue.addAfter(key, result.requeueAfterMs);
+          metrics.reconcileTotal.inc({ controller: CONTROLLER, result: 'requeue_after' });
+        } else metrics.reconcileTotal.inc({ controller: CONTROLLER, result: 'success' });
+      } catch (err) {
+        metrics.reconcileTotal.inc({ controller: CONTROLLER, result: 'error' });
+        metrics.reconcileErrors.inc({ controller: CONTROLLER });
+        logger.warn({ key, err: describeError(err) }, 'reconcile failed; will retry');
+        queue.addRateLimited(key);
+      } finally {
+        end();
+        queue.done(key);
+      }
+    }
+  };
+
+  const probe = await startProbeServer(
+    registry,
+    {
+      health: () => {
+        const stalled = all.find(
+          (i) => i.failingSince !== undefined && Date.now() - i.failingSince > INFORMER_STALL_MS,
+        );
+        return stalled ? 'an informer has been failing for over a minute' : null;
+      },
+      ready: () => (synced() ? null : 'caches not synced'),
+    },
+    options.port,
+    options.host,
+  );
+  all.forEach((i) => i.start());
+  const workers = Array.from({ length: options.workers }, () => worker());
+  elector.start();
+  const resync = setInterval(() => leading && enqueueAll(), RESYNC_MS);
+  logger.info(
+    { computeId: options.computeId, probe: probe.url, identity: options.leaderElection.identity },
+    'operator started',
+  );
+
+  return {
+    url: probe.url,
+    isLeader: () => leading,
+    stop: async () => {
+      clearInterval(resync);
+      clearTimeout(heartbeatTimer);
+      await elector.stop();
+      queue.shutDown();
+      await Promise.all(workers);
+      all.forEach((i) => i.stop());
+      await probe.close();
+      await provisioner?.close();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+// The Kubernetes permissions `graphdock operator` needs, and no more. The Helm chart and the
+// cluster tests grant exactly these rules, so a missing one fails the tests.
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** Cluster-wide: the operator watches every namespace a listener may place deployments in. */
+export const OPERATOR_RULES: readonly PolicyRule[] = [
+  {
+    apiGroups: ['graphdock.dev'],
+    resources: ['listeners', 'agentdeployments', 'agentrevisions'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  // Finalizers are added and removed by server-side apply of the operator's own entry.
+  { apiGroups: ['graphdock.dev'], resources: ['agentdeployments'], verbs: ['patch'] },
+  {
+    apiGroups: ['graphdock.dev'],
+    resources: ['listeners/status', 'agentdeployments/status', 'agentrevisions/status'],
+    verbs: ['get', 'patch'],
+  },
+  // Owner references with blockOwnerDeletion need update on the owner's finalizers.
+  { apiGroups: ['graphdock.dev'], resources: ['agentdeployments/finalizers'], verbs: ['update'] },
+  // Revision Secrets are read by name; the operator's own Secret is applied (create + patch).
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['get', 'create', 'patch', 'delete'] },
+  {
+    apiGroups: ['apps'],
+    resources: ['deployments'],
+    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+  },
+  {
+    apiGroups: ['autoscaling'],
+    resources: ['horizontalpodautoscalers'],
+    verbs: ['get', 'create', 'patch', 'delete'],
+  },
+  {
+    apiGroups: ['policy'],
+    resources: ['poddisruptionbudgets'],
+    verbs: ['get', 'create', 'patch', 'delete'],
+  },
+  // Kubernetes Events on the custom resources for status transitions.
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+/** Namespaced (the operator's own namespace): the leader-election Lease. */
+export const OPERATOR_LEADER_ELECTION_RULES: readonly PolicyRule[] = [
+  // Renewals are merge patches made conditional by the resourceVersion they carry.
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'create', 'update', 'patch'],
+  },
+];

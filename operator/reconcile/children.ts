@@ -1,0 +1,214 @@
+// What an AgentDeployment becomes, as complete server-side-apply intents: pure functions of the
+// deployment, its revision and the operator's settings.
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V2HorizontalPodAutoscaler,
+  V1PodDisruptionBudget,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
+import type { ResourceSpec } from '../../common/resources/index.js';
+import { AGENT_DEPLOYMENT, API_VERSION } from '../../common/resources/index.js';
+import {
+  commonLabels,
+  databaseSecretName,
+  envSecretName,
+  REVISION_ANNOTATION,
+  selectorLabels,
+  SERVER_PORT,
+  workloadName,
+} from './names.js';
+import type { AgentDeployment, AgentRevision } from './types.js';
+
+export interface WorkloadSettings {
+  progressDeadlineSeconds: number;
+}
+
+export function ownerReference(deployment: AgentDeployment) {
+  return {
+    apiVersion: API_VERSION,
+    kind: AGENT_DEPLOYMENT.kind,
+    name: deployment.metadata.name,
+    uid: deployment.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+function meta(deployment: AgentDeployment, name: string) {
+  return {
+    name,
+    namespace: deployment.metadata.namespace,
+    labels: commonLabels(deployment.metadata.name, deployment.spec.workspace_id),
+    ownerReferences: [ownerReference(deployment)],
+  };
+}
+
+/** An HPA scales between min_scale and max_scale; equal (or unset) bounds pin the replicas. */
+export function autoscaled(spec: ResourceSpec | null | undefined): boolean {
+  const min = spec?.min_scale ?? 1;
+  const max = spec?.max_scale ?? min;
+  return min < max;
+}
+
+export function desiredReplicas(spec: ResourceSpec | null | undefined): number {
+  return spec?.min_scale ?? 1;
+}
+
+export function envSecret(deployment: AgentDeployment, data: Record<string, string>): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(deployment, envSecretName(deployment.metadata.name)),
+    type: 'Opaque',
+    stringData: data,
+  };
+}
+
+const cpu = (v: number | null | undefined) => (v ? `${Math.round(v * 1000)}m` : undefined);
+const memory = (v: number | null | undefined) => (v ? `${v}Mi` : undefined);
+
+function compact(o: Record<string, string | undefined>): Record<string, string> | undefined {
+  const entries = Object.entries(o).filter((e): e is [string, string] => e[1] !== undefined);
+  return entries.length ? Object.fromEntries(entries) : undefined;
+}
+
+export function workload(
+  deployment: AgentDeployment,
+  revision: AgentRevision,
+  settings: WorkloadSettings,
+): V1Deployment {
+  const id = deployment.metadata.name;
+  const spec = revision.spec.resource_spec ?? undefined;
+  const probe = (periodSeconds: number) => ({
+    httpGet: { path: '/ok', port: 'http' },
+    periodSeconds,
+    timeoutSeconds: 5,
+    failureThreshold: 6,
+  });
+  const labels = commonLabels(id, deployment.spec.workspace_id);
+  const revisionAnnotations = {
+    [REVISION_ANNOTATION]: revision.metadata.name,
+    'graphdock.dev/revision-number': String(revision.spec.revision_number),
+  };
+  const requests = compact({ cpu: cpu(spec?.cpu), memory: memory(spec?.memory_mb) });
+  const limits = compact({ cpu: cpu(spec?.cpu_limit), memory: memory(spec?.memory_limit_mb) });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      ...meta(deployment, workloadName(id)),
+      labels: { ...spec?.labels, ...labels },
+      annotations: { ...spec?.annotations, ...revisionAnnotations },
+    },
+    spec: {
+      // With an HPA the replica count is the HPA's to set, so this manager does not own it.
+      ...(autoscaled(spec) ? {} : { replicas: desiredReplicas(spec) }),
+      selector: { matchLabels: selectorLabels(id) },
+      progressDeadlineSeconds: settings.progressDeadlineSeconds,
+      revisionHistoryLimit: 10,
+      template: {
+        metadata: {
+          labels: { ...spec?.labels, ...labels },
+          annotations: { ...spec?.annotations, ...revisionAnnotations },
+        },
+        spec: {
+          enableServiceLinks: false,
+          ...(spec?.service_account_name ? { serviceAccountName: spec.service_account_name } : {}),
+          ...(spec?.image_pull_secrets?.length
+            ? { imagePullSecrets: spec.image_pull_secrets }
+            : {}),
+          ...(spec?.volumes?.length ? { volumes: spec.volumes as never } : {}),
+          ...(spec?.init_containers?.length
+            ? { initContainers: spec.init_containers as never }
+            : {}),
+          containers: [
+            {
+              name: 'api-server',
+              image: revision.spec.source_revision_config.image_uri,
+              ports: [{ name: 'http', containerPort: SERVER_PORT }],
+              env: [{ name: 'PORT', value: String(SERVER_PORT) }],
+              envFrom: [{ secretRef: { name: envSecretName(id) } }],
+              readinessProbe: probe(10),
+              livenessProbe: probe(15),
+              ...(requests || limits ? { resources: { requests, limits } } : {}),
+              ...(spec?.volume_mounts?.length ? { volumeMounts: spec.volume_mounts as never } : {}),
+            },
+            ...((spec?.sidecars ?? []) as never[]),
+          ],
+        },
+      },
+    },
+  };
+}
+
+export function service(deployment: AgentDeployment): V1Service {
+  const id = deployment.metadata.name;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(deployment, workloadName(id)),
+    spec: {
+      type: 'ClusterIP',
+      selector: selectorLabels(id),
+      ports: [{ name: 'http', port: SERVER_PORT, targetPort: 'http' }],
+    },
+  };
+}
+
+export function autoscaler(
+  deployment: AgentDeployment,
+  revision: AgentRevision,
+): V2HorizontalPodAutoscaler {
+  const id = deployment.metadata.name;
+  const spec = revision.spec.resource_spec;
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: meta(deployment, workloadName(id)),
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: workloadName(id) },
+      minReplicas: Math.max(1, spec?.min_scale ?? 1),
+      maxReplicas: spec?.max_scale ?? 1,
+      metrics: [
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } },
+        },
+      ],
+    },
+  };
+}
+
+export function disruptionBudget(deployment: AgentDeployment): V1PodDisruptionBudget {
+  const id = deployment.metadata.name;
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: meta(deployment, workloadName(id)),
+    spec: {
+      maxUnavailable: 1,
+      selector: { matchLabels: selectorLabels(id) },
+    },
+  };
+}
+
+/** Headers of every kind the operator creates, for deletion. */
+export function childRefs(deployment: AgentDeployment): KubernetesObject[] {
+  const id = deployment.metadata.name;
+  const namespace = deployment.metadata.namespace;
+  const ref = (apiVersion: string, kind: string, name = workloadName(id)) => ({
+    apiVersion,
+    kind,
+    metadata: { name, namespace },
+  });
+  return [
+    ref('autoscaling/v2', 'HorizontalPodAutoscaler'),
+    ref('policy/v1', 'PodDisruptionBudget'),
+    ref('v1', 'Service'),
+    ref('apps/v1', 'Deployment'),
+    ref('v1', 'Secret', envSecretName(id)),
+    ref('v1', 'Secret', databaseSecretName(id)),
+  ];
+}

@@ -1,0 +1,22 @@
+// Reconciling AgentDeployments into databases, Secrets, Deployments, Services, HPAs and PDBs.
+export {
+  DeploymentController,
+  type ControllerSettings,
+  type Informers,
+  type ReconcileResult,
+} from './controller.js';
+export { DatabaseStep } from './database.js';
+export { ListenerHeartbeat } from './heartbeat.js';
+export { rolloutState, type RolloutState } from './rollout.js';
+export { revisionOutcome } from './statuses.js';
+export { mergeConditions, sameStatus } from './conditions.js';
+export * as children from './children.js';
+export {
+  FINALIZER,
+  DATABASE_RETAIN_ANNOTATION,
+  MANAGED_BY,
+  workloadName,
+  envSecretName,
+  databaseSecretName,
+} from './names.js';
+export type { AgentDeployment, AgentRevision, Listener } from './types.js';

@@ -1,0 +1,221 @@
+// Pure parts of the operator: the work queue's guarantees, reading a rollout, and what an
+// AgentDeployment becomes.
+import type { V1Deployment } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { revisionOutcome, rolloutState, WorkQueue } from '../../operator/index.js';
+import { children, mergeConditions, sameStatus } from '../../operator/reconcile/index.js';
+import type { AgentDeployment, AgentRevision } from '../../operator/reconcile/index.js';
+
+describe('WorkQueue', () => {
+  it('deduplicates a key queued twice', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    expect(q.depth).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  it('never hands out a key being processed; a re-add runs once after done()', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const first = await q.get();
+    q.add('a');
+    q.add('a');
+    expect(q.depth).toBe(0); // held back while in flight
+    q.done(first!);
+    expect(q.depth).toBe(1);
+    expect(await q.get()).toBe('a');
+  });
+
+  it('requeues failures with exponential backoff, reset by forget()', async () => {
+    const q = new WorkQueue({ baseDelayMs: 20, maxDelayMs: 1_000 });
+    const started = Date.now();
+    q.addRateLimited('a'); // 20 ms
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    q.addRateLimited('a'); // 40 ms
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    q.addRateLimited('a'); // 80 ms
+    expect(await q.get()).toBe('a');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(130);
+    q.done('a');
+    q.forget('a');
+    const t = Date.now();
+    q.addRateLimited('a'); // back to 20 ms
+    expect(await q.get()).toBe('a');
+    expect(Date.now() - t).toBeLessThan(500);
+  });
+
+  it('addAfter keeps the earlier time; shutDown releases waiting workers', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 10);
+    q.addAfter('a', 10_000);
+    expect(await q.get()).toBe('a');
+    const waiting = q.get();
+    q.shutDown();
+    expect(await waiting).toBeUndefined();
+  });
+});
+
+const deployment = (over: Partial<V1Deployment['status']> = {}, revision = 'r1'): V1Deployment => ({
+  metadata: { generation: 2 },
+  spec: {
+    replicas: 2,
+    progressDeadlineSeconds: 5,
+    selector: {},
+    template: { metadata: { annotations: { 'graphdock.dev/revision-id': revision } } },
+  },
+  status: { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2, ...over },
+});
+
+describe('rolloutState', () => {
+  it('is complete only when the revision is observed, updated and available', () => {
+    expect(rolloutState(deployment(), 'r1').phase).toBe('complete');
+    expect(rolloutState(deployment({ observedGeneration: 1 }), 'r1').phase).toBe('progressing');
+    expect(rolloutState(deployment({ updatedReplicas: 1 }), 'r1').phase).toBe('progressing');
+    expect(rolloutState(deployment({ replicas: 3 }), 'r1').phase).toBe('progressing');
+    expect(rolloutState(deployment({ availableReplicas: 1 }), 'r1').phase).toBe('progressing');
+    expect(rolloutState(deployment({}, 'r0'), 'r1').phase).toBe('pending');
+    expect(rolloutState(undefined, 'r1').phase).toBe('pending');
+  });
+
+  it('fails when the progress deadline is exceeded', () => {
+    const state = rolloutState(
+      deployment({
+        availableReplicas: 0,
+        conditions: [
+          {
+            type: 'Progressing',
+            status: 'False',
+            reason: 'ProgressDeadlineExceeded',
+            message: 'ReplicaSet "x" has timed out progressing.',
+          },
+        ],
+      }),
+      'r1',
+    );
+    expect(state).toEqual({
+      phase: 'failed',
+      message: expect.stringContaining('progress deadline (5 s)') as string,
+    });
+  });
+
+  it('a DEPLOYED revision stays DEPLOYED when replicas later become unavailable', () => {
+    const progressing = { phase: 'progressing' as const, message: '1 of 2' };
+    expect(revisionOutcome(progressing, 'DEPLOYED').status).toBe('DEPLOYED');
+    expect(revisionOutcome(progressing, 'AWAITING_DEPLOY').status).toBe('DEPLOYING');
+  });
+});
+
+const agentDeployment: AgentDeployment = {
+  apiVersion: 'graphdock.dev/v1alpha1',
+  kind: 'AgentDeployment',
+  metadata: { name: '0a1b2c3d-0000-4000-8000-000000000000', namespace: 'agents', uid: 'u1' },
+  spec: {
+    workspace_id: '11111111-1111-4111-8111-111111111111',
+    name: 'x',
+    source: 'external_docker',
+    source_config: {
+      listener_id: '22222222-2222-4222-8222-222222222222',
+      listener_config: { k8s_namespace: 'agents' },
+    },
+    source_revision_config: { image_uri: 'img:1' },
+    secret_names: [],
+    latest_revision: { id: '33333333-3333-4333-8333-333333333333', number: 1 },
+  },
+};
+const revision = (resource_spec: AgentRevision['spec']['resource_spec']): AgentRevision => ({
+  apiVersion: 'graphdock.dev/v1alpha1',
+  kind: 'AgentRevision',
+  metadata: { name: '33333333-3333-4333-8333-333333333333', namespace: 'agents', uid: 'u2' },
+  spec: {
+    workspace_id: '11111111-1111-4111-8111-111111111111',
+    deployment_id: agentDeployment.metadata.name,
+    deployment_name: 'x',
+    revision_number: 1,
+    source: 'external_docker',
+    source_revision_config: { image_uri: 'img:1' },
+    resource_spec,
+    secrets_ref: { name: 's', keys: [] },
+  },
+});
+
+describe('children', () => {
+  it('pins replicas without autoscaling and leaves them to the HPA with it', () => {
+    const pinned = children.workload(agentDeployment, revision({ min_scale: 3, max_scale: 3 }), {
+      progressDeadlineSeconds: 60,
+    });
+    expect(pinned.spec?.replicas).toBe(3);
+    expect(children.autoscaled({ min_scale: 3, max_scale: 3 })).toBe(false);
+    const scaled = children.workload(agentDeployment, revision({ min_scale: 1, max_scale: 4 }), {
+      progressDeadlineSeconds: 60,
+    });
+    expect(scaled.spec).not.toHaveProperty('replicas');
+    expect(
+      children.autoscaler(agentDeployment, revision({ min_scale: 1, max_scale: 4 })).spec,
+    ).toMatchObject({ minReplicas: 1, maxReplicas: 4 });
+  });
+
+  it('carries resources, labels, annotations, service account, pull secrets and volumes', () => {
+    const w = children.workload(
+      agentDeployment,
+      revision({
+        cpu: 0.5,
+        cpu_limit: 1,
+        memory_mb: 512,
+        labels: { team: 'a' },
+        annotations: { note: 'n' },
+        service_account_name: 'agent-sa',
+        image_pull_secrets: [{ name: 'regcred' }],
+        volumes: [{ name: 'data', emptyDir: {} }],
+        volume_mounts: [{ name: 'data', mountPath: '/data' }],
+      }),
+      { progressDeadlineSeconds: 60 },
+    );
+    const pod = w.spec!.template;
+    const container = pod.spec!.containers[0]!;
+    expect(container.resources).toEqual({
+      requests: { cpu: '500m', memory: '512Mi' },
+      limits: { cpu: '1000m' },
+    });
+    expect(pod.metadata?.labels).toMatchObject({ team: 'a' });
+    expect(pod.metadata?.annotations).toMatchObject({ note: 'n' });
+    expect(pod.spec?.serviceAccountName).toBe('agent-sa');
+    expect(pod.spec?.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+    expect(pod.spec?.volumes).toEqual([{ name: 'data', emptyDir: {} }]);
+    expect(container.volumeMounts).toEqual([{ name: 'data', mountPath: '/data' }]);
+    expect(container.readinessProbe?.httpGet?.path).toBe('/ok');
+    expect(w.metadata?.name).toBe(`gd-${agentDeployment.metadata.name}`);
+  });
+});
+
+describe('conditions', () => {
+  it('moves lastTransitionTime only when the status flips', () => {
+    const first = mergeConditions(
+      undefined,
+      [{ type: 'Ready', status: 'False', reason: 'A', message: '' }],
+      1,
+      't1',
+    );
+    const same = mergeConditions(
+      first,
+      [{ type: 'Ready', status: 'False', reason: 'B', message: '' }],
+      1,
+      't2',
+    );
+    const flipped = mergeConditions(
+      same,
+      [{ type: 'Ready', status: 'True', reason: 'C', message: '' }],
+      1,
+      't3',
+    );
+    expect([first[0]!.lastTransitionTime, same[0]!.lastTransitionTime]).toEqual(['t1', 't1']);
+    expect(flipped[0]!.lastTransitionTime).toBe('t3');
+    expect(
+      sameStatus({ a: 1, b: [first[0]] }, { b: [{ ...first[0], lastTransitionTime: 'x' }], a: 1 }),
+    ).toBe(true);
+  });
+});
