@@ -241,6 +241,8 @@ describe('quick start', () => {
   });
 
   it('metrics count reconciles and expose the queue depth', async () => {
+    expect((await fetch(`${operator.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${operator.url}/readyz`)).status).toBe(200);
     const text = await operator.metrics();
     expect(text).toMatch(
       /controller_runtime_reconcile_total\{controller="agentdeployment",result="success"\} [1-9]/,
