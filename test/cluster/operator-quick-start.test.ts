@@ -192,21 +192,29 @@ describe('quick start', () => {
   });
 
   it('a newer revision supersedes one that never deployed (SKIPPED)', async () => {
-    const a = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
+    // Revision 3 asks for more CPU than any fake node has: its pods stay Pending (DEPLOYING).
+    const stuck = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
       method: 'PATCH',
-      json: { source_revision_config: { image_uri: 'registry.local/agent:3' } },
+      json: {
+        source_revision_config: { image_uri: 'registry.local/agent:3' },
+        source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 64, memory_mb: 256 } },
+      },
     });
-    const b = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
+    await waitForRevision(cp, deployment, stuck.latest_revision_id, 'DEPLOYING');
+    const fixed = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
       method: 'PATCH',
-      json: { source_revision_config: { image_uri: 'registry.local/agent:4' } },
+      json: {
+        source_revision_config: { image_uri: 'registry.local/agent:4' },
+        source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 0.25, memory_mb: 256 } },
+      },
     });
-    await waitForRevision(cp, deployment, b.latest_revision_id, 'DEPLOYED');
+    await waitForRevision(cp, deployment, fixed.latest_revision_id, 'DEPLOYED');
     const skipped = await json<RevisionBody>(
       cp,
-      `/v2/deployments/${deployment.id}/revisions/${a.latest_revision_id}`,
+      `/v2/deployments/${deployment.id}/revisions/${stuck.latest_revision_id}`,
     );
-    // Revision 3 either finished before 4 arrived or was superseded; it never stays pending.
-    expect(['SKIPPED', 'DEPLOYED']).toContain(skipped.status);
+    expect(skipped).toMatchObject({ status: 'SKIPPED', revision_number: 3 });
+    expect(skipped.status_message).toContain('Superseded by revision 4');
   });
 
   it('listener status shows the operator version and a recent heartbeat', async () => {
