@@ -29,16 +29,23 @@ fi
 
 mkdir -p "$ROOT"
 exec 9>"$ROOT/.lock"
-echo "build-tools: waiting for the build lock $ROOT/.lock" >&2
-flock 9
+if ! flock -n 9; then
+  echo "build-tools: another build holds $ROOT/.lock; waiting for it" >&2
+  flock 9
+fi
 if all_built; then # another process finished the build while we waited
   echo "$BIN"
   exit 0
 fi
 
+# CI's environment may lack the login PATH; Go's usual install folder is the fallback.
+command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
+if ! command -v go >/dev/null; then
+  echo "build-tools: Go 1.26 or newer is needed (https://go.dev/doc/install) and 'go' is not on PATH" >&2
+  exit 1
+fi
 export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
 BUILD=(nice -n 10 go build -trimpath)
 mkdir -p "$BIN"

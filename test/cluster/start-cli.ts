@@ -1,0 +1,16 @@
+// A cluster to poke at by hand: `npx tsx test/cluster/start-cli.ts [--nodes 3]` prints one JSON
+// line ({server, kubeconfigPath, workDir, pids}) and keeps the cluster up until SIGINT/SIGTERM.
+// Also used by watchdog.test.ts as a process that dies without calling stop().
+import { parseArgs } from 'node:util';
+import { startCluster } from './index.js';
+
+const { values } = parseArgs({ options: { nodes: { type: 'string', default: '3' } } });
+const cluster = await startCluster({ nodes: Number(values.nodes) });
+const { server, kubeconfigPath, workDir } = cluster;
+console.log(JSON.stringify({ server, kubeconfigPath, workDir, pids: cluster.pids() }));
+const shutdown = (): void => {
+  void cluster.stop().then(() => process.exit(0));
+};
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);
+setInterval(() => undefined, 60_000); // stay alive until a signal
