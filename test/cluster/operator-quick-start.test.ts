@@ -279,4 +279,27 @@ describe('quick start', () => {
     expect(events).toContain('Deployed');
     expect(events).toContain('CleanedUp');
   });
+
+  it('a Retain policy keeps the database of a deleted deployment', async () => {
+    const kept = await createDeployment(cp, deploymentRequest('kept-db', listenerId, 'agents'));
+    await waitForRevision(cp, kept, kept.latest_revision_id, 'DEPLOYED');
+    await cp.cluster.kubectl([
+      'annotate',
+      'agd',
+      kept.id,
+      '-n',
+      'agents',
+      'graphdock.dev/database-retain-policy=Retain',
+    ]);
+    expect((await cp.http(`/v2/deployments/${kept.id}`, { method: 'DELETE' })).status).toBe(204);
+    await until(
+      'AgentDeployment gone',
+      () => cp.cluster.kubectl(['get', 'agd', '-n', 'agents', '-o', 'name']),
+      (out) => !out.includes(kept.id),
+    );
+    expect(
+      await cp.cluster.kubectl(['get', 'deployment', '-n', 'agents', '-o', 'name']),
+    ).not.toContain(kept.id);
+    expect(await databaseExists(databaseName(kept.id))).toBe(true);
+  });
 });
