@@ -137,6 +137,7 @@ describe('quick start', () => {
       json: {
         source_revision_config: { image_uri: 'registry.local/agent:2' },
         source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 0.25, memory_mb: 256 } },
+        secrets: [{ name: 'ANTHROPIC_API_KEY', value: 'k2' }],
       },
     });
     expect(patched.latest_revision_id).not.toBe(first);
@@ -166,6 +167,15 @@ describe('quick start', () => {
       'jsonpath={.spec.template.spec.containers[0].image}',
     ]);
     expect(image).toBe('registry.local/agent:2');
+    // The new revision's secrets replace the old ones (a dropped secret is gone).
+    const env = await cp.kubectlJson<{ data: Record<string, string> }>([
+      'get',
+      'secret',
+      `gd-${deployment.id}-env`,
+      '-n',
+      'agents',
+    ]);
+    expect(Object.keys(env.data).sort()).toEqual(['ANTHROPIC_API_KEY', 'DATABASE_URL']);
     // min_scale < max_scale: an autoscaler now owns the replica count.
     const hpa = await cp.kubectlJson<{ spec: { minReplicas: number; maxReplicas: number } }>([
       'get',
@@ -185,6 +195,7 @@ describe('quick start', () => {
       '-n',
       'agents',
       `agentdeployment/${deployment.id}`,
+      `agentrevision/${deployment.latest_revision_id}`,
     ]);
     const out = await cp.cluster.kubectl(['get', 'agd', deployment.id, '-n', 'agents']);
     expect(out).toMatch(/READY\s/);
