@@ -18,7 +18,7 @@ Options:
   --compute-id <id>                  required
   --port <n>                         /healthz, /readyz, /metrics (default 8081)
   --host <h>                         default 0.0.0.0
-  --workers <n>                      default 4
+  --workers <n>                      default 8
   --field-manager <name>             default graphdock-operator
   --leader-election-namespace <ns>   default $POD_NAMESPACE or "default"
   --leader-election-id <name>        default graphdock-operator-<compute-id>
@@ -97,7 +97,7 @@ export async function runOperator(argv: string[]): Promise<number> {
     logger,
     port,
     host: values.host ?? '0.0.0.0',
-    workers: Math.round(positive('workers', values.workers, 4)),
+    workers: Math.round(positive('workers', values.workers, 8)),
     fieldManager: values['field-manager'] ?? 'graphdock-operator',
     leaderElection: {
       namespace: values['leader-election-namespace'] ?? env.podNamespace ?? 'default',

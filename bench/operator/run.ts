@@ -9,7 +9,7 @@
 // memory-phase deployments bring POSTGRES_URI_CUSTOM and min_scale 0, so the run does not
 // create hundreds of databases and pods just to weigh the operator's caches.
 //
-//   npx tsx bench/operator/run.ts [--latency 20] [--burst 200] [--total 500] [--workers 4]
+//   npx tsx bench/operator/run.ts [--latency 20] [--burst 200] [--total 500] [--workers 8]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '20' },
     burst: { type: 'string', default: '200' },
     total: { type: 'string', default: '500' },
-    workers: { type: 'string', default: '4' },
+    workers: { type: 'string', default: '8' },
     nodes: { type: 'string', default: '3' },
     /** NODE_OPTIONS for the operator process, e.g. "--max-old-space-size=128". */
     'node-options': { type: 'string', default: '' },

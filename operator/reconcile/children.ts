@@ -62,9 +62,14 @@ export function envSecret(deployment: AgentDeployment, data: Record<string, stri
     kind: 'Secret',
     metadata: meta(deployment, envSecretName(deployment.metadata.name)),
     type: 'Opaque',
-    stringData: data,
+    // `data`, not `stringData`: server-side apply tracks `data` keys, so a secret dropped from
+    // a newer revision is removed (a `stringData` key would linger).
+    data: base64Values(data),
   };
 }
+
+export const base64Values = (data: Record<string, string>) =>
+  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 
 const cpu = (v: number | null | undefined) => (v ? `${Math.round(v * 1000)}m` : undefined);
 const memory = (v: number | null | undefined) => (v ? `${v}Mi` : undefined);

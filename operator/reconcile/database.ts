@@ -3,7 +3,7 @@
 import type { DatabaseProvisioner } from '../database/index.js';
 import { newDatabasePassword } from '../database/index.js';
 import type { KubeWriter } from '../kube/index.js';
-import { ownerReference } from './children.js';
+import { base64Values, ownerReference } from './children.js';
 import { commonLabels, CUSTOM_DATABASE_SECRET, databaseSecretName } from './names.js';
 import type { AgentDeployment } from './types.js';
 
@@ -49,7 +49,7 @@ export class DatabaseStep {
           ownerReferences: [ownerReference(deployment)],
         },
         type: 'Opaque',
-        stringData: { password },
+        data: base64Values({ password }),
       } as never);
     }
     const existed = await this.provisioner.exists(name);

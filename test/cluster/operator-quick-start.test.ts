@@ -137,6 +137,7 @@ describe('quick start', () => {
       json: {
         source_revision_config: { image_uri: 'registry.local/agent:2' },
         source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 0.25, memory_mb: 256 } },
+        secrets: [{ name: 'ANTHROPIC_API_KEY', value: 'k2' }],
       },
     });
     expect(patched.latest_revision_id).not.toBe(first);
@@ -166,6 +167,15 @@ describe('quick start', () => {
       'jsonpath={.spec.template.spec.containers[0].image}',
     ]);
     expect(image).toBe('registry.local/agent:2');
+    // The new revision's secrets replace the old ones (a dropped secret is gone).
+    const env = await cp.kubectlJson<{ data: Record<string, string> }>([
+      'get',
+      'secret',
+      `gd-${deployment.id}-env`,
+      '-n',
+      'agents',
+    ]);
+    expect(Object.keys(env.data).sort()).toEqual(['ANTHROPIC_API_KEY', 'DATABASE_URL']);
     // min_scale < max_scale: an autoscaler now owns the replica count.
     const hpa = await cp.kubectlJson<{ spec: { minReplicas: number; maxReplicas: number } }>([
       'get',
@@ -185,6 +195,7 @@ describe('quick start', () => {
       '-n',
       'agents',
       `agentdeployment/${deployment.id}`,
+      `agentrevision/${deployment.latest_revision_id}`,
     ]);
     const out = await cp.cluster.kubectl(['get', 'agd', deployment.id, '-n', 'agents']);
     expect(out).toMatch(/READY\s/);
@@ -192,21 +203,29 @@ describe('quick start', () => {
   });
 
   it('a newer revision supersedes one that never deployed (SKIPPED)', async () => {
-    const a = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
+    // Revision 3 asks for more CPU than any fake node has: its pods stay Pending (DEPLOYING).
+    const stuck = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
       method: 'PATCH',
-      json: { source_revision_config: { image_uri: 'registry.local/agent:3' } },
+      json: {
+        source_revision_config: { image_uri: 'registry.local/agent:3' },
+        source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 64, memory_mb: 256 } },
+      },
     });
-    const b = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
+    await waitForRevision(cp, deployment, stuck.latest_revision_id, 'DEPLOYING');
+    const fixed = await json<DeploymentBody>(cp, `/v2/deployments/${deployment.id}`, {
       method: 'PATCH',
-      json: { source_revision_config: { image_uri: 'registry.local/agent:4' } },
+      json: {
+        source_revision_config: { image_uri: 'registry.local/agent:4' },
+        source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 0.25, memory_mb: 256 } },
+      },
     });
-    await waitForRevision(cp, deployment, b.latest_revision_id, 'DEPLOYED');
+    await waitForRevision(cp, deployment, fixed.latest_revision_id, 'DEPLOYED');
     const skipped = await json<RevisionBody>(
       cp,
-      `/v2/deployments/${deployment.id}/revisions/${a.latest_revision_id}`,
+      `/v2/deployments/${deployment.id}/revisions/${stuck.latest_revision_id}`,
     );
-    // Revision 3 either finished before 4 arrived or was superseded; it never stays pending.
-    expect(['SKIPPED', 'DEPLOYED']).toContain(skipped.status);
+    expect(skipped).toMatchObject({ status: 'SKIPPED', revision_number: 3 });
+    expect(skipped.status_message).toContain('Superseded by revision 4');
   });
 
   it('listener status shows the operator version and a recent heartbeat', async () => {
@@ -241,6 +260,8 @@ describe('quick start', () => {
   });
 
   it('metrics count reconciles and expose the queue depth', async () => {
+    expect((await fetch(`${operator.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${operator.url}/readyz`)).status).toBe(200);
     const text = await operator.metrics();
     expect(text).toMatch(
       /controller_runtime_reconcile_total\{controller="agentdeployment",result="success"\} [1-9]/,
@@ -268,5 +289,28 @@ describe('quick start', () => {
     const events = await cp.cluster.kubectl(['get', 'events', '-n', 'agents']);
     expect(events).toContain('Deployed');
     expect(events).toContain('CleanedUp');
+  });
+
+  it('a Retain policy keeps the database of a deleted deployment', async () => {
+    const kept = await createDeployment(cp, deploymentRequest('kept-db', listenerId, 'agents'));
+    await waitForRevision(cp, kept, kept.latest_revision_id, 'DEPLOYED');
+    await cp.cluster.kubectl([
+      'annotate',
+      'agd',
+      kept.id,
+      '-n',
+      'agents',
+      'graphdock.dev/database-retain-policy=Retain',
+    ]);
+    expect((await cp.http(`/v2/deployments/${kept.id}`, { method: 'DELETE' })).status).toBe(204);
+    await until(
+      'AgentDeployment gone',
+      () => cp.cluster.kubectl(['get', 'agd', '-n', 'agents', '-o', 'name']),
+      (out) => !out.includes(kept.id),
+    );
+    expect(
+      await cp.cluster.kubectl(['get', 'deployment', '-n', 'agents', '-o', 'name']),
+    ).not.toContain(kept.id);
+    expect(await databaseExists(databaseName(kept.id))).toBe(true);
   });
 });
