@@ -1,6 +1,6 @@
 // Starts the real `graphdock` CLI as a child process, the way users run it, and waits for /ok.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../common/db/index.js';
 
@@ -34,7 +34,18 @@ export interface RunningServer {
 }
 
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
-  const port = options.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, options.port ?? (await freePort()));
+    } catch (err) {
+      // Another process took the free port before our server bound it: pick another.
+      const taken = err instanceof Error && err.message.includes('EADDRINUSE');
+      if (!taken || options.port !== undefined || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startOnce(options: ServerOptions, port: number): Promise<RunningServer> {
   const args = [
     join(REPO_ROOT, 'bin', 'graphdock.mjs'),
     options.command ?? 'runtime',
@@ -81,13 +92,45 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   };
 }
 
+/**
+ * Whether the socket listening on `port` belongs to process `pid` (Linux: the listener's inode in
+ * /proc/net/tcp*, among the process's open file descriptors). Another test file's server can
+ * take a port between freePort() and our server's bind; its /ok must not pass for ours.
+ */
+function listensOn(pid: number | undefined, port: number): boolean {
+  if (!pid || process.platform !== 'linux') return true;
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(table)) continue;
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is "ADDR:PORT"; state 0A is LISTEN; column 9 is the inode.
+      if (cols[1]?.endsWith(`:${hex}`) && cols[3] === '0A' && cols[9]) inodes.add(cols[9]);
+    }
+  }
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        return inodes.has(/^socket:\[(\d+)\]$/.exec(target)?.[1] ?? '');
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
 async function waitForOk(okUrl: string, child: ChildProcess, log: () => string): Promise<void> {
   const deadline = Date.now() + 60_000;
+  const port = Number(new URL(okUrl).port);
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${log()}`);
     try {
       const res = await fetch(okUrl);
-      if (res.ok) return;
+      if (res.ok && listensOn(child.pid, port)) return;
     } catch {
       // not listening yet
     }
