@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
+import type { ProcessEnv } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { A2aService } from './a2a/index.js';
@@ -40,15 +41,8 @@ export interface RuntimeOptions {
   apiKeys: string[];
   logger: Logger;
   poolMax?: number;
-  runs?: {
-    concurrency: number;
-    shutdownGraceMs: number;
-    maxAttempts: number;
-    leaseSeconds: number;
-    timeoutMs: number;
-    eventRetentionSeconds: number;
-  };
-  crons?: { tickMs: number };
+  runs?: ProcessEnv['runs'];
+  crons?: ProcessEnv['crons'];
   webhooks?: WebhookSettings;
 }
 

@@ -47,12 +47,18 @@ export interface ProcessEnv {
   };
   crons: { tickMs: number };
   webhooks: {
+    /** Standard Webhooks signing secrets (`whsec_...`, space separated); none: unsigned. */
     secret: string | undefined;
+    /** Attempts per delivery, the first included, before it is marked failed. */
     maxAttempts: number;
     connectTimeoutMs: number;
+    /** Time allowed for the receiver's response headers (and, separately, between body chunks). */
     responseTimeoutMs: number;
+    /** First retry delay; doubles each attempt, plus up to one base of jitter. */
     retryBaseMs: number;
+    /** Upper bound of the computed backoff (a receiver's Retry-After may ask for longer, to 1 h). */
     retryMaxMs: number;
+    /** Deliveries in flight at once per process. */
     concurrency: number;
   };
 }

@@ -1,20 +1,9 @@
 // Delivery settings that langgraph.json does not cover; read from the environment at start-up
-// (common/config) and documented in the README's configuration table.
-export interface WebhookSettings {
-  /** Standard Webhooks signing secrets (`whsec_...`, space separated); none: unsigned. */
-  secret: string | undefined;
-  /** Attempts per delivery, the first included, before it is marked failed. */
-  maxAttempts: number;
-  connectTimeoutMs: number;
-  /** Time allowed for the receiver's response headers (and, separately, between body chunks). */
-  responseTimeoutMs: number;
-  /** First retry delay; doubles each attempt, plus up to one base of jitter. */
-  retryBaseMs: number;
-  /** Upper bound of the computed backoff (a receiver's Retry-After may ask for longer, to 1 h). */
-  retryMaxMs: number;
-  /** Deliveries in flight at once per process. */
-  concurrency: number;
-}
+// (common/config, which holds their one definition) and documented in the README's
+// configuration table.
+import type { ProcessEnv } from '../../common/config/index.js';
+
+export type WebhookSettings = ProcessEnv['webhooks'];
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   secret: undefined,
