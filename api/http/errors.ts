@@ -2,41 +2,15 @@
 // `{"detail": [{loc, msg, type}]}`.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, type ValidationIssue } from '../../common/errors/index.js';
+import { AppError, validationIssues, type ValidationEntry } from '../../common/errors/index.js';
 import { KubeApiError } from '../kube/index.js';
 
-const LOCATION: Record<string, string> = {
-  body: 'body',
-  params: 'path',
-  querystring: 'query',
-  headers: 'header',
-};
-
-interface ZodValidationEntry {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-}
-
 /** FastAPI's wording for a missing field, so clients written against it read the same text. */
-function describe(entry: ZodValidationEntry): { msg: string; type: string } {
+function describe(entry: ValidationEntry): { msg: string; type: string } {
   const message = entry.message ?? 'Invalid value';
   if (entry.keyword === 'invalid_type' && /received undefined$/.test(message))
     return { msg: 'Field required', type: 'missing' };
   return { msg: message, type: entry.keyword || 'value_error' };
-}
-
-function validationIssues(
-  error: FastifyError & { validation: ZodValidationEntry[] },
-): ValidationIssue[] {
-  const where = LOCATION[error.validationContext ?? 'body'] ?? 'body';
-  return error.validation.map((v) => {
-    const path = v.instancePath
-      .split('/')
-      .filter(Boolean)
-      .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
-    return { loc: [where, ...path], ...describe(v) };
-  });
 }
 
 /** Failures of the Kubernetes API become answers a client can act on. */
@@ -55,7 +29,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (error instanceof AppError) return reply.code(error.status).send({ detail: error.detail });
   if (error instanceof KubeApiError) return kubeReply(error, request, reply);
   if (hasZodFastifySchemaValidationErrors(error))
-    return reply.code(422).send({ detail: validationIssues(error) });
+    return reply.code(422).send({ detail: validationIssues(error, describe) });
   if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError)
     return reply
       .code(422)

@@ -39,3 +39,5 @@ export const conflict = (detail: string) => new AppError('CONFLICT', detail);
 export const badRequest = (detail: string) => new AppError('BAD_REQUEST', detail);
 export const invalid = (loc: (string | number)[], msg: string, type = 'value_error') =>
   new AppError('VALIDATION', [{ loc, msg, type }]);
+
+export { validationIssues, type ValidationEntry } from './validation.js';

@@ -1,31 +1,7 @@
 // The one place where errors become HTTP responses: `{"detail": ...}` like the official server.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, type ValidationIssue } from '../../common/errors/index.js';
-
-const LOCATION: Record<string, string> = {
-  body: 'body',
-  params: 'path',
-  querystring: 'query',
-  headers: 'header',
-};
-
-function segment(part: string): string | number {
-  return /^\d+$/.test(part) ? Number(part) : part;
-}
-
-function validationIssues(
-  error: FastifyError & {
-    validation: { instancePath: string; message?: string; keyword: string }[];
-  },
-) {
-  const where = LOCATION[error.validationContext ?? 'body'] ?? 'body';
-  return error.validation.map<ValidationIssue>((v) => ({
-    loc: [where, ...v.instancePath.split('/').filter(Boolean).map(segment)],
-    msg: v.message ?? 'Invalid value',
-    type: v.keyword,
-  }));
-}
+import { AppError, validationIssues } from '../../common/errors/index.js';
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
