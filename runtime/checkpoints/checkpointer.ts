@@ -1,10 +1,11 @@
-// The official Postgres checkpointer with two changes:
+// The official Postgres checkpointer with three changes:
 // - metadata the server wants recorded on a checkpoint (graph_id, the writes of a state update,
 //   later run ids) rides in a private configurable key, because LangGraph JS copies only
 //   `thread_id` from the config;
 // - channel versions are unique strings, not bare integers. Blobs are keyed by version, so with
 //   integers a fork from an older checkpoint reuses the other branch's blob (ON CONFLICT DO
-//   NOTHING) and the fork silently loses its update.
+//   NOTHING) and the fork silently loses its update;
+// - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts).
 import { randomBytes } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type {
@@ -14,6 +15,8 @@ import type {
   PendingWrite,
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { Pool } from '../../common/db/index.js';
+import { putCheckpointStatement, putWritesStatement } from './write-statements.js';
 
 export const CHECKPOINT_METADATA_KEY = '__graphdock_checkpoint_metadata';
 
@@ -35,6 +38,10 @@ export class GraphdockCheckpointer extends PostgresSaver {
    * rolls back that run waits for these first.
    */
   private readonly inflight = new Map<string, Set<Promise<unknown>>>();
+
+  constructor(private readonly db: Pool) {
+    super(db);
+  }
 
   private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
     const threadId = String(config.configurable?.thread_id ?? '');
@@ -62,7 +69,21 @@ export class GraphdockCheckpointer extends PostgresSaver {
     writes: PendingWrite[],
     taskId: string,
   ): Promise<void> {
-    return this.track(config, super.putWrites(config, writes, taskId));
+    return this.track(config, this.writeTaskWrites(config, writes, taskId));
+  }
+
+  private async writeTaskWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+  ): Promise<void> {
+    const { thread_id, checkpoint_ns = '', checkpoint_id } = requireConfigurable(config);
+    const rows = await this._dumpWrites(thread_id, checkpoint_ns, checkpoint_id, taskId, writes);
+    const statement = putWritesStatement(
+      rows,
+      writes.map(([channel]) => channel),
+    );
+    if (statement) await this.db.query(statement);
   }
 
   // The base class is typed for numeric versions; LangGraph compares versions generically
@@ -81,7 +102,47 @@ export class GraphdockCheckpointer extends PostgresSaver {
       Record<string, unknown> | undefined;
     return this.track(
       config,
-      super.put(config, checkpoint, extra ? { ...metadata, ...extra } : metadata, newVersions),
+      this.writeCheckpoint(
+        config,
+        checkpoint,
+        extra ? { ...metadata, ...extra } : metadata,
+        newVersions,
+      ),
     );
   }
+
+  private async writeCheckpoint(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const { thread_id, checkpoint_ns = '', checkpoint_id } = requireConfigurable(config);
+    const [blobs, serializedMetadata]: [unknown[][], unknown] = await Promise.all([
+      this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
+      this._dumpMetadata(metadata) as Promise<unknown>,
+    ]);
+    const row = [
+      thread_id,
+      checkpoint_ns,
+      checkpoint.id,
+      checkpoint_id,
+      this._dumpCheckpoint(checkpoint),
+      serializedMetadata,
+    ];
+    await this.db.query(putCheckpointStatement(row, blobs));
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+}
+
+interface CheckpointAddress {
+  thread_id: string;
+  checkpoint_ns?: string;
+  checkpoint_id: string;
+}
+
+function requireConfigurable(config: RunnableConfig): CheckpointAddress {
+  if (config.configurable === undefined)
+    throw new Error('Missing "configurable" field in "config" param');
+  return config.configurable as CheckpointAddress;
 }
