@@ -57,18 +57,14 @@ export class RunEventLog {
     return this.store.appendEvents(runId, [metadata], notify, db);
   }
 
-  /**
-   * Appends a batch inside the caller's transaction (NOTIFY goes out on commit); the returned
-   * function hands it to local readers and must be called only after the commit.
-   */
-  async appendIn(db: PoolClient, runId: string, batch: RunEvent[]): Promise<() => void> {
-    await this.store.appendEvents(
-      runId,
-      batch,
-      { channel: CHANNELS.events, payload: this.notifier.remotePayload(runId) },
-      db,
-    );
-    return () => this.local.emit(runId, batch);
+  /** The NOTIFY that wakes readers of a run on other replicas, sent when a batch commits. */
+  wakeFor(runId: string): { channel: Channel; payload: string } {
+    return { channel: CHANNELS.events, payload: this.notifier.remotePayload(runId) };
+  }
+
+  /** Hands a batch written by someone else's statement to local readers, after its commit. */
+  publish(runId: string, batch: RunEvent[]): void {
+    this.local.emit(runId, batch);
   }
 
   /** Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`). */
@@ -185,11 +181,22 @@ export class RunEventWriter {
   }
 
   /**
-   * Writes the end marker inside the caller's transaction (the one that settles the run), after
-   * everything pushed before is durable. Call the returned function once that transaction committed.
+   * What is still buffered plus the end marker, for the caller to write in the transaction that
+   * settles the run (then `log.publish` it). Earlier batches are durable when this resolves.
    */
-  async endIn(db: PoolClient): Promise<() => void> {
-    await this.flush();
-    return this.log.appendIn(db, this.runId, [{ seq: this.seq++, event: END_EVENT, data: null }]);
+  async closingBatch(): Promise<RunEvent[]> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flushing;
+    const batch = [...this.pending, { seq: this.seq++, event: END_EVENT, data: null }];
+    this.pending = [];
+    return batch;
+  }
+
+  /** The closing batch was not written after all: its events go back, its end marker away. */
+  reopen(batch: RunEvent[]): void {
+    const events = batch.filter((e) => e.event !== END_EVENT);
+    this.pending = [...events, ...this.pending];
+    this.seq = (events.at(-1)?.seq ?? this.seq - 2) + 1;
   }
 }

@@ -164,23 +164,21 @@ export class RunExecutor {
       await this.deps.runs.finish(run.run_id, status, error);
       await this.deps.threads.deleteMany([run.thread_id]);
     } else {
+      // The log's last events and its end marker commit with the run's final status: fewer
+      // statements, and no reader sees the end of a run whose status is not final yet.
+      const closing = await writer.closingBatch();
       try {
-        // The end marker commits with the run's final status: one statement fewer, and no reader
-        // sees the end of a run whose status is not final yet.
-        let publishEnd: (() => void) | undefined;
-        await this.deps.threads.settleAfterRun(
-          run.thread_id,
-          assistant.graph_id,
-          error,
-          async (db) => {
-            await this.deps.runs.finish(run.run_id, status, error, db);
-            publishEnd = await writer.endIn(db);
-          },
+        await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error, (db) =>
+          this.deps.runs.finish(run.run_id, status, error, db, {
+            events: closing,
+            notify: this.deps.events.wakeFor(run.run_id),
+          }),
         );
-        publishEnd?.();
+        this.deps.events.publish(run.run_id, closing);
         log.debug({ status }, 'run finished');
         return;
       } catch (err) {
+        writer.reopen(closing);
         // The thread's state cannot be read back (e.g. a checkpointed write its reducers
         // reject): the run must still end, and the thread says why.
         log.warn({ err }, 'thread state unreadable after run; settling without it');

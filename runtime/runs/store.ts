@@ -167,22 +167,51 @@ export class RunStore {
    * Records the final status; undefined when the run is gone (rolled back meanwhile). Without a
    * caller's transaction, one is opened when the finish hook must join it.
    */
+  /**
+   * Gives a run its final status. `closing` events (the log's last batch and end marker) are
+   * written by the same statement, with their NOTIFY, so the end is never seen before the status.
+   */
   async finish(
     runId: string,
     status: RunStatus,
     error: { error: string; message: string } | null,
     db?: PoolClient,
+    closing?: { events: RunEvent[]; notify: { channel: string; payload: string } },
   ): Promise<RunRow | undefined> {
     if (!db && this.onFinished)
-      return withTransaction(this.pool, (client) => this.finish(runId, status, error, client));
-    const { rows } = await (db ?? this.pool).query<RunRow>(
-      `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
+      return withTransaction(this.pool, (client) =>
+        this.finish(runId, status, error, client, closing),
+      );
+    const update = `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
          worker_id = NULL, lease_expires_at = NULL
-       WHERE run_id = $1 RETURNING *`,
-      [runId, status, error],
-    );
-    if (db && rows.length) await this.onFinished?.(rows, db);
-    return rows[0];
+       WHERE run_id = $1 RETURNING *`;
+    const { rows } = closing
+      ? await (db ?? this.pool).query<RunRow & { found: boolean | null }>(
+          `WITH finished AS (${update}),
+           added AS (
+             INSERT INTO run_events (run_id, seq, event, data)
+             SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($4::jsonb) AS e(seq integer, event text, data jsonb)
+             ON CONFLICT DO NOTHING RETURNING 1),
+           woken AS (SELECT pg_notify($5, $6) FROM (SELECT count(*) FROM added) AS n)
+           SELECT finished.*, finished.run_id IS NOT NULL AS found FROM woken LEFT JOIN finished ON true`,
+          [
+            runId,
+            status,
+            error,
+            JSON.stringify(closing.events),
+            closing.notify.channel,
+            closing.notify.payload,
+          ],
+        )
+      : await (db ?? this.pool).query<RunRow & { found: boolean | null }>(update, [
+          runId,
+          status,
+          error,
+        ]);
+    // The joined form returns one row even when the run is gone: its columns are then null.
+    const finished = rows.filter((r) => r.found !== false).map(withoutFound);
+    if (db && finished.length) await this.onFinished?.(finished, db);
+    return finished[0];
   }
 
   /** Ids of every active run in a status (`all`: pending and running). */
@@ -344,4 +373,10 @@ export class RunStore {
       return rows;
     });
   }
+}
+
+function withoutFound(row: RunRow & { found?: boolean | null }): RunRow {
+  const run: RunRow & { found?: boolean | null } = { ...row };
+  delete run.found;
+  return run;
 }

@@ -237,8 +237,7 @@ export class ThreadService {
     // The run's final status and the thread's change together: no reader sees one without the other.
     await withTransaction(this.deps.pool, async (db) => {
       await inSameTransaction?.(db);
-      await this.deps.store.setState(threadId, state, db);
-      await this.deps.store.settle(threadId, status, error, db);
+      await this.deps.store.settle(threadId, status, error, db, state);
     });
   }
 

@@ -164,32 +164,20 @@ export class ThreadStore {
     return rows[0];
   }
 
-  /** Records the latest checkpoint's values after the state changed. */
   /** Records the latest checkpoint's values (and, when given, its cached full state). */
   async setState(
     threadId: string,
-    state: {
-      values: unknown;
-      interrupts: Record<string, unknown>;
-      cache?: { key: string; body: unknown } | undefined;
-    },
+    state: ThreadStateColumns,
     db: Queryable = this.pool,
   ): Promise<void> {
     await db.query(
       `UPDATE threads SET "values" = $2, interrupts = $3, state_cache = $4, state_cache_key = $5,
          state_updated_at = now(), updated_at = now()
        WHERE thread_id = $1`,
-      [
-        threadId,
-        JSON.stringify(state.values ?? null),
-        state.interrupts,
-        state.cache ? JSON.stringify(state.cache.body) : null,
-        state.cache?.key ?? null,
-      ],
+      [threadId, ...stateParams(state)],
     );
   }
 
-  /** Locks the thread while a run is created on it, so multitask decisions never race. */
   async lock(threadId: string, db: PoolClient): Promise<ThreadRow | undefined> {
     const { rows } = await db.query<ThreadRow>(
       `SELECT ${COLUMNS} FROM threads WHERE thread_id = $1 FOR UPDATE`,
@@ -209,20 +197,32 @@ export class ThreadStore {
     );
   }
 
-  /** The status a thread settles on after a run: busy while more runs wait, else `settled`. */
+  /**
+   * The status a thread settles on after a run: busy while more runs wait, else `settled`. With
+   * `state`, the latest checkpoint's values and cache are written by the same statement.
+   */
   async settle(
     threadId: string,
     settled: ThreadStatus,
     error: unknown,
     db: Queryable = this.pool,
+    state?: ThreadStateColumns,
   ): Promise<void> {
+    const setState = state
+      ? `"values" = $4, interrupts = $5, state_cache = $6, state_cache_key = $7, state_updated_at = now(),`
+      : '';
     await db.query(
-      `UPDATE threads SET
+      `UPDATE threads SET ${setState}
          status = CASE WHEN $2 <> 'error' AND EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running'))
                   THEN 'busy' ELSE $2 END,
          error = $3, updated_at = now()
        WHERE thread_id = $1`,
-      [threadId, settled, error === undefined || error === null ? null : JSON.stringify(error)],
+      [
+        threadId,
+        settled,
+        error === undefined || error === null ? null : JSON.stringify(error),
+        ...(state ? stateParams(state) : []),
+      ],
     );
   }
 
@@ -326,4 +326,20 @@ export class ThreadStore {
       threadIds,
     ]);
   }
+}
+
+/** What a thread row keeps of its latest checkpoint. */
+export interface ThreadStateColumns {
+  values: unknown;
+  interrupts: Record<string, unknown>;
+  cache?: { key: string; body: unknown } | undefined;
+}
+
+function stateParams(state: ThreadStateColumns): unknown[] {
+  return [
+    JSON.stringify(state.values ?? null),
+    state.interrupts,
+    state.cache ? JSON.stringify(state.cache.body) : null,
+    state.cache?.key ?? null,
+  ];
 }
