@@ -3,7 +3,6 @@
 // Readers in the process that executes the run get new events handed over in memory once they
 // are durable; readers elsewhere are woken by NOTIFY and read them from the table.
 import { EventEmitter } from 'node:events';
-import type { PoolClient } from '../../common/db/index.js';
 import type { RunEvent, RunStore } from './store.js';
 import { CHANNELS, type Channel, type Notifier } from './notifier.js';
 
@@ -41,20 +40,18 @@ export class RunEventLog {
   }
 
   /**
-   * The `metadata` event of a run's first attempt, written with the run itself so that a stream
-   * can send it before any worker has picked the run up. Retries write their own.
+   * The `metadata` event of a run's first attempt, for the caller to write with the run itself
+   * so that a stream can send it before any worker has picked the run up. Retries write their
+   * own. `wake` is the NOTIFY that goes out when it commits.
    */
-  writeFirst(
+  opening(
     runId: string,
-    db: PoolClient,
-    wake?: { channel: Channel; payload: string },
-  ): Promise<void> {
-    const metadata = { seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } };
-    const notify = wake && {
-      channel: wake.channel,
-      payload: this.notifier.remotePayload(wake.payload),
+    wake: { channel: Channel; payload: string },
+  ): { events: RunEvent[]; notify: { channel: Channel; payload: string } } {
+    return {
+      events: [{ seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } }],
+      notify: { channel: wake.channel, payload: this.notifier.remotePayload(wake.payload) },
     };
-    return this.store.appendEvents(runId, [metadata], notify, db);
   }
 
   /** The NOTIFY that wakes readers of a run on other replicas, sent when a batch commits. */

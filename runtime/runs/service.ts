@@ -134,9 +134,15 @@ export class RunService {
     if (!thread) throw notFound(`Thread with ID ${targetThread} not found`);
     const inflight = await this.deps.runs.inflight(targetThread, db);
     if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
+    const runId = uuidv7();
+    // Its NOTIFY wakes the workers and thread streams of other replicas when this commits.
+    const opening = this.deps.events.opening(runId, {
+      channel: CHANNELS.runs,
+      payload: targetThread,
+    });
     const run = await this.deps.runs.insert(
       {
-        run_id: uuidv7(),
+        run_id: runId,
         thread_id: targetThread,
         assistant_id: assistant.assistant_id,
         metadata: body.metadata ?? {},
@@ -144,13 +150,9 @@ export class RunService {
         multitask_strategy: strategy,
         after_seconds: body.after_seconds ?? 0,
       },
+      opening,
       db,
     );
-    // Its NOTIFY wakes the workers and thread streams of other replicas when this commits.
-    await this.deps.events.writeFirst(run.run_id, db, {
-      channel: CHANNELS.runs,
-      payload: targetThread,
-    });
     await this.deps.threads.markBusy(targetThread, threadMetadata, db);
     const cancelled =
       strategy === 'interrupt' || strategy === 'rollback'

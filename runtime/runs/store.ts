@@ -39,6 +39,7 @@ export class RunStore {
     private readonly onFinished?: RunsFinishedHook,
   ) {}
 
+  /** Inserts a run with its `opening` events, and their NOTIFY, in one statement. */
   async insert(
     run: {
       run_id: string;
@@ -49,12 +50,20 @@ export class RunStore {
       multitask_strategy: string;
       after_seconds: number;
     },
+    opening: { events: RunEvent[]; notify: { channel: string; payload: string } },
     db: PoolClient,
   ): Promise<RunRow> {
     const { rows } = await db.query<RunRow>(
-      `INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8))
-       RETURNING *`,
+      `WITH inserted AS (
+         INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8))
+         RETURNING *),
+       added AS (
+         INSERT INTO run_events (run_id, seq, event, data)
+         SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($8::jsonb) AS e(seq integer, event text, data jsonb)
+         RETURNING 1),
+       woken AS (SELECT pg_notify($9, $10) FROM (SELECT count(*) FROM added) AS n)
+       SELECT inserted.* FROM inserted, woken`,
       [
         run.run_id,
         run.thread_id,
@@ -63,6 +72,9 @@ export class RunStore {
         run.kwargs,
         run.multitask_strategy,
         run.after_seconds,
+        JSON.stringify(opening.events),
+        opening.notify.channel,
+        opening.notify.payload,
       ],
     );
     const row = rows[0];
