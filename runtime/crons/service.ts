@@ -99,7 +99,7 @@ export class CronService {
     if (exists) return;
     if (body.if_not_exists !== 'create') throw notFound(`Thread with ID ${threadId} not found`);
     const assistant = await this.deps.assistants.get(assistantId);
-    await this.deps.threads.createForRun(threadId, {
+    await this.deps.threads.createIfMissing(threadId, {
       graph_id: assistant.graph_id,
       assistant_id: assistantId,
     });

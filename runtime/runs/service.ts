@@ -124,12 +124,15 @@ export class RunService {
     };
     const targetThread = threadId ?? uuidv7();
     const threadMetadata = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
-    if (stateless) await this.deps.threads.createForRun(targetThread, threadMetadata, db);
     const strategy = body.multitask_strategy ?? 'enqueue';
-    let thread = await this.deps.threads.lockForRun(targetThread, db);
+    let thread = stateless
+      ? await this.deps.threads.createForRun(targetThread, threadMetadata, db)
+      : await this.deps.threads.lockForRun(targetThread, threadMetadata, db);
     if (!thread && body.if_not_exists === 'create') {
-      await this.deps.threads.createForRun(targetThread, threadMetadata, db);
-      thread = await this.deps.threads.lockForRun(targetThread, db);
+      // Another request may create it first; then it is locked like any existing thread.
+      thread =
+        (await this.deps.threads.createForRun(targetThread, threadMetadata, db)) ??
+        (await this.deps.threads.lockForRun(targetThread, threadMetadata, db));
     }
     if (!thread) throw notFound(`Thread with ID ${targetThread} not found`);
     const inflight = await this.deps.runs.inflight(targetThread, db);
@@ -153,7 +156,6 @@ export class RunService {
       opening,
       db,
     );
-    await this.deps.threads.markBusy(targetThread, threadMetadata, db);
     const cancelled =
       strategy === 'interrupt' || strategy === 'rollback'
         ? await this.deps.runs.requestCancel(

@@ -188,16 +188,36 @@ export class ThreadService {
   }
 
   /** Creates the thread a stateless run executes on. */
-  async createForRun(
-    threadId: string,
-    metadata: Record<string, unknown>,
-    db?: PoolClient,
-  ): Promise<void> {
-    await this.deps.store.insert({ thread_id: threadId, metadata, ttl: this.deps.defaultTtl }, db);
+  /** Creates an idle thread with this id unless one exists (a cron's `if_not_exists`). */
+  async createIfMissing(threadId: string, metadata: Record<string, unknown>): Promise<void> {
+    await this.deps.store.insert({ thread_id: threadId, metadata, ttl: this.deps.defaultTtl });
   }
 
-  lockForRun(threadId: string, db: PoolClient): Promise<ThreadRow | undefined> {
-    return this.deps.store.lock(threadId, db);
+  /**
+   * A new thread for a run, created busy (and so, until the creating transaction commits, as
+   * locked as `lockForRun` leaves one). Nothing when the id is taken.
+   */
+  createForRun(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    db: PoolClient,
+  ): Promise<ThreadRow | undefined> {
+    return this.deps.store.insert(
+      { thread_id: threadId, metadata, ttl: this.deps.defaultTtl, status: 'busy' },
+      db,
+    );
+  }
+
+  /**
+   * Locks the thread a run is being created on and marks it busy (undone if the creating
+   * transaction rolls back, e.g. when a `reject` strategy refuses the run).
+   */
+  lockForRun(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    db: PoolClient,
+  ): Promise<ThreadRow | undefined> {
+    return this.deps.store.lockBusy(threadId, metadata, db);
   }
 
   /** Whether a run already wrote checkpoints (a retried run then continues from them). */
@@ -210,11 +230,6 @@ export class ThreadService {
     return withTransaction(this.deps.pool, (db) =>
       this.deps.checkpoints.deleteRun(threadId, runId, db),
     );
-  }
-
-  /** A run was created: the thread is busy and records which graph and assistant run on it. */
-  markBusy(threadId: string, metadata: Record<string, unknown>, db: PoolClient): Promise<void> {
-    return this.deps.store.markBusy(threadId, metadata, db);
   }
 
   /**

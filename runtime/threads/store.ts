@@ -73,14 +73,19 @@ export class ThreadStore {
 
   /** Inserts a thread; undefined when the id is taken. */
   async insert(
-    thread: { thread_id: string; metadata: Record<string, unknown>; ttl: Ttl | undefined },
+    thread: {
+      thread_id: string;
+      metadata: Record<string, unknown>;
+      ttl: Ttl | undefined;
+      status?: ThreadStatus;
+    },
     db: Queryable = this.pool,
   ): Promise<ThreadRow | undefined> {
     // Named, so each connection parses and plans the hottest write once.
     const { rows } = await db.query<ThreadRow>({
       name: 'threads.insert',
-      text: `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at)
-       VALUES ($1, $2, '{}'::jsonb, $3, $4, CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8 * 60) END)
+      text: `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
+       VALUES ($1, $2, '{}'::jsonb, $3, $4, CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8 * 60) END, $5)
        ON CONFLICT (thread_id) DO NOTHING
        RETURNING ${COLUMNS}`,
       values: [
@@ -88,6 +93,7 @@ export class ThreadStore {
         thread.metadata,
         thread.ttl?.minutes ?? null,
         thread.ttl?.strategy ?? null,
+        thread.status ?? 'idle',
       ],
     });
     return rows[0];
@@ -178,23 +184,22 @@ export class ThreadStore {
     );
   }
 
-  async lock(threadId: string, db: PoolClient): Promise<ThreadRow | undefined> {
-    const { rows } = await db.query<ThreadRow>(
-      `SELECT ${COLUMNS} FROM threads WHERE thread_id = $1 FOR UPDATE`,
-      [threadId],
-    );
-    return rows[0];
-  }
-
-  async markBusy(
+  /**
+   * A run is being created on the thread: it becomes busy and records which graph and assistant
+   * run on it. The row stays locked until the creating transaction ends, so runs on one thread
+   * are created one at a time. Nothing when the thread does not exist.
+   */
+  async lockBusy(
     threadId: string,
     metadata: Record<string, unknown>,
-    db: Queryable = this.pool,
-  ): Promise<void> {
-    await db.query(
-      `UPDATE threads SET status = 'busy', metadata = metadata || $2::jsonb, updated_at = now() WHERE thread_id = $1`,
+    db: PoolClient,
+  ): Promise<ThreadRow | undefined> {
+    const { rows } = await db.query<ThreadRow>(
+      `UPDATE threads SET status = 'busy', metadata = metadata || $2::jsonb, updated_at = now()
+       WHERE thread_id = $1 RETURNING ${COLUMNS}`,
       [threadId, JSON.stringify(metadata)],
     );
+    return rows[0];
   }
 
   /**
