@@ -21,6 +21,8 @@ export interface ControlPlaneOptions {
   poolMax?: number;
   fieldManager?: string;
   bootstrap?: BootstrapSettings;
+  /** Namespaces the api reads and writes namespaced resources in; empty: all. */
+  watchNamespaces?: readonly string[];
   /** Defaults to KUBECONFIG / in-cluster service account, like kubectl. */
   kubeConfig?: KubeConfig;
 }
@@ -59,7 +61,11 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       kubeConfig = new KubeConfig();
       kubeConfig.loadFromDefault();
     }
-    const kube = new KubeResources(kubeConfig, options.fieldManager ?? 'graphdock-api');
+    const kube = new KubeResources(
+      kubeConfig,
+      options.fieldManager ?? 'graphdock-api',
+      options.watchNamespaces ?? [],
+    );
     const listeners = new ListenerService(kube);
     const deployments = new DeploymentService(kube, listeners);
     const app = await buildControlPlaneApp({
@@ -72,7 +78,13 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
         await pool.query('SELECT 1');
       },
     });
-    logger.info({ cluster: kubeConfig.getCurrentCluster()?.server }, 'control plane ready');
+    logger.info(
+      {
+        cluster: kubeConfig.getCurrentCluster()?.server,
+        watchNamespaces: kube.watchNamespaces.length ? kube.watchNamespaces : 'all',
+      },
+      'control plane ready',
+    );
     return {
       app,
       pool,

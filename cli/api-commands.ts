@@ -17,6 +17,7 @@ export async function runApi(options: ApiOptions): Promise<number> {
     logger,
     poolMax: env.poolMax,
     fieldManager: env.fieldManager,
+    watchNamespaces: env.watchNamespaces,
     bootstrap: env.bootstrap,
   });
   const address = await controlPlane.app.listen({

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadOperatorEnv } from '../common/config/index.js';
+import { ConfigError, loadOperatorEnv, parseWatchNamespaces } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
 import { startOperator } from '../operator/index.js';
 
@@ -29,6 +29,8 @@ Options:
   --progress-deadline-seconds <n>    default 600
   --heartbeat-seconds <n>            default 10
   --database-retain-policy <p>       Delete (default) or Retain
+  --watch-namespaces <a,b>           only these namespaces (default $GRAPHDOCK_WATCH_NAMESPACES,
+                                     empty: all); Listeners are always watched cluster-wide
 `;
 
 function positive(name: string, value: string | undefined, fallback: number): number {
@@ -44,6 +46,18 @@ function leaseName(computeId: string): string {
   const name = `graphdock-operator-${computeId}`.toLowerCase();
   if (/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) return name;
   return `graphdock-operator-${createHash('sha256').update(computeId).digest('hex').slice(0, 32)}`;
+}
+
+/** --watch-namespaces, when given, replaces GRAPHDOCK_WATCH_NAMESPACES. */
+function flagNamespaces(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseWatchNamespaces(value);
+  } catch {
+    throw new ConfigError(
+      `--watch-namespaces must be a comma-separated list of namespace names, got "${value}"`,
+    );
+  }
 }
 
 export async function runOperator(argv: string[]): Promise<number> {
@@ -64,6 +78,7 @@ export async function runOperator(argv: string[]): Promise<number> {
       'progress-deadline-seconds': { type: 'string' },
       'heartbeat-seconds': { type: 'string' },
       'database-retain-policy': { type: 'string' },
+      'watch-namespaces': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -90,9 +105,11 @@ export async function runOperator(argv: string[]): Promise<number> {
     );
 
   const env = loadOperatorEnv(process.env);
+  const watchNamespaces = flagNamespaces(values['watch-namespaces']) ?? env.watchNamespaces;
   const logger = createLogger({ level: env.logLevel, name: 'graphdock-operator' });
   const operator = await startOperator({
     computeId,
+    watchNamespaces,
     version: VERSION,
     logger,
     port,

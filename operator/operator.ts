@@ -11,7 +11,9 @@ import {
   Informer,
   KubeWriter,
   LeaderElector,
+  namespacedKindCache,
   objectKey,
+  type ObjectCache,
   reuseConnections,
   WorkQueue,
 } from './kube/index.js';
@@ -27,6 +29,8 @@ import {
 
 export interface OperatorOptions {
   computeId: string;
+  /** Empty: watch every namespace. Otherwise one informer per namespace and kind. */
+  watchNamespaces: readonly string[];
   version: string;
   logger: Logger;
   kubeConfig?: KubeConfig;
@@ -69,28 +73,43 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const informerLogger = logger.child({ context: 'informer' });
-  const crd = (plural: string, kind: string) => ({
-    apiVersion: API_VERSION,
-    kind,
-    path: `/apis/${API_VERSION}/${plural}`,
-    logger: informerLogger,
-  });
-  const informers = {
-    deployments: new Informer<AgentDeployment>(
+  const crdPath = `/apis/${API_VERSION}`;
+  const namespaced = <T extends object>(
+    apiVersion: string,
+    kind: string,
+    plural: string,
+    labelSelector?: string,
+  ) =>
+    namespacedKindCache<T>(
       kubeConfig,
-      crd('agentdeployments', 'AgentDeployment'),
-    ),
-    revisions: new Informer<AgentRevision>(kubeConfig, crd('agentrevisions', 'AgentRevision')),
-    listeners: new Informer<Listener>(kubeConfig, crd('listeners', 'Listener')),
-    workloads: new Informer<V1Deployment>(kubeConfig, {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      path: '/apis/apps/v1/deployments',
-      labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
+      {
+        apiVersion,
+        kind,
+        apiPath: apiVersion === API_VERSION ? crdPath : `/apis/${apiVersion}`,
+        plural,
+        labelSelector,
+        logger: informerLogger,
+      },
+      options.watchNamespaces,
+    );
+  const informers = {
+    deployments: namespaced<AgentDeployment>(API_VERSION, 'AgentDeployment', 'agentdeployments'),
+    revisions: namespaced<AgentRevision>(API_VERSION, 'AgentRevision', 'agentrevisions'),
+    // Listeners are cluster-scoped: always one cluster-wide informer.
+    listeners: new Informer<Listener>(kubeConfig, {
+      apiVersion: API_VERSION,
+      kind: 'Listener',
+      path: `${crdPath}/listeners`,
       logger: informerLogger,
     }),
+    workloads: namespaced<V1Deployment>(
+      'apps/v1',
+      'Deployment',
+      'deployments',
+      `app.kubernetes.io/managed-by=${MANAGED_BY}`,
+    ),
   };
-  const all = Object.values(informers) as Informer<object>[];
+  const all = Object.values(informers) as ObjectCache<object>[];
   const synced = () => all.every((i) => i.synced);
 
   const queue = new WorkQueue({
@@ -116,6 +135,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     writer,
     options.computeId,
     options.version,
+    options.watchNamespaces,
     logger.child({ context: 'heartbeat' }),
   );
 
@@ -221,7 +241,12 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   elector.start();
   const resync = setInterval(() => leading && enqueueAll(), RESYNC_MS);
   logger.info(
-    { computeId: options.computeId, probe: probe.url, identity: options.leaderElection.identity },
+    {
+      computeId: options.computeId,
+      watchNamespaces: options.watchNamespaces.length ? options.watchNamespaces : 'all',
+      probe: probe.url,
+      identity: options.leaderElection.identity,
+    },
     'operator started',
   );
 

@@ -6,7 +6,10 @@ export interface PolicyRule {
   verbs: string[];
 }
 
-/** Cluster-wide: the operator watches every namespace a listener may place deployments in. */
+/**
+ * Cluster-wide by default; with watch namespaces the chart grants the Listener rules cluster-wide
+ * and the rest as a Role in each watched namespace (scripts/helm/rbac.ts).
+ */
 export const OPERATOR_RULES: readonly PolicyRule[] = [
   {
     apiGroups: ['graphdock.dev'],

@@ -37,7 +37,8 @@ export function deploymentRoutes(service: DeploymentService): FastifyPluginAsync
         schema: {
           tags,
           body: DeploymentCreateRequest,
-          response: { 201: Deployment, 400: Detail, ...errors },
+          // 403: Kubernetes refused the api's service account (no RBAC in that namespace).
+          response: { 201: Deployment, 400: Detail, 403: Detail, ...errors },
         },
       },
       async (req, reply) => reply.code(201).send(await service.create(principalOf(req), req.body)),

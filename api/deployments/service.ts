@@ -67,6 +67,15 @@ export class DeploymentService {
           type: 'value_error',
         },
       ]);
+    // Without RBAC there, the write would be refused anyway; say why before trying.
+    if (!this.kube.watches(namespace))
+      throw new AppError('VALIDATION', [
+        {
+          loc: ['body', 'source_config', 'listener_config', 'k8s_namespace'],
+          msg: `Namespace '${namespace}' is not managed by this control plane; it is limited to ${this.kube.watchNamespaces.join(', ')} (GRAPHDOCK_WATCH_NAMESPACES, the chart's watchNamespaces)`,
+          type: 'value_error',
+        },
+      ]);
 
     const id = randomUUID();
     const revisionId = randomUUID();

@@ -13,9 +13,29 @@ function describe(entry: ValidationEntry): { msg: string; type: string } {
   return { msg: message, type: entry.keyword || 'value_error' };
 }
 
+/**
+ * A Kubernetes 403: the api's own service account lacks a permission (typically a namespace the
+ * chart gave it no Role in). Not an outage: the same request keeps failing until RBAC changes.
+ */
+export function forbiddenDetail(error: KubeApiError): string {
+  const action = error.action;
+  if (!action)
+    return `The control plane's Kubernetes service account was refused: ${error.message}`;
+  const where = action.namespace ? `in namespace '${action.namespace}'` : 'cluster-wide';
+  return (
+    `The control plane's Kubernetes service account may not ${action.verb} ${action.resource} ${where} ` +
+    `(missing RBAC permission: ${action.verb} ${action.resource}${action.namespace ? ` in ${action.namespace}` : ''}). ` +
+    `Use a namespace the control plane is installed for (the chart's watchNamespaces) or grant that permission.`
+  );
+}
+
 /** Failures of the Kubernetes API become answers a client can act on. */
 function kubeReply(error: KubeApiError, request: FastifyRequest, reply: FastifyReply) {
   if (error.status === 409) return reply.code(409).send({ detail: error.message });
+  if (error.status === 403) {
+    request.log.warn({ action: error.action, message: error.message }, 'Kubernetes RBAC refused');
+    return reply.code(403).send({ detail: forbiddenDetail(error) });
+  }
   if (error.status === 400 || error.status === 422)
     return reply.code(400).send({ detail: error.message });
   request.log.error(

@@ -32,17 +32,29 @@ export interface CustomResource<Spec, Status> {
   status?: Status;
 }
 
+/** What a request tried to do, so a refusal (403) can say which permission is missing. */
+export interface KubeAction {
+  verb: 'get' | 'list' | 'create' | 'patch' | 'delete';
+  /** e.g. `agentdeployments.graphdock.dev`, `secrets`. */
+  resource: string;
+  /** Absent: cluster-scoped, or across all namespaces. */
+  namespace?: string;
+}
+
 /** The Kubernetes API refused a request; `status` is its HTTP status, `reason` its Status reason. */
 export class KubeApiError extends Error {
   constructor(
     readonly status: number,
     readonly reason: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; action?: KubeAction },
   ) {
     super(message, options);
     this.name = 'KubeApiError';
+    this.action = options?.action;
   }
+
+  readonly action: KubeAction | undefined;
 }
 
 function statusBody(body: unknown): { reason?: string; message?: string } {
@@ -59,11 +71,12 @@ function statusBody(body: unknown): { reason?: string; message?: string } {
 const THROTTLE_ATTEMPTS = 5;
 const MAX_RETRY_AFTER_MS = 2_000;
 
-function translate(err: unknown): unknown {
+function translate(err: unknown, action: KubeAction): unknown {
   if (err instanceof ApiException) {
     const status = statusBody(err.body);
     return new KubeApiError(err.code, status.reason ?? '', status.message ?? err.message, {
       cause: err,
+      action,
     });
   }
   // Connection failures (refused, reset, TLS) mean the API server is not reachable right now.
@@ -83,12 +96,12 @@ function retryAfterMs(err: KubeApiError): number {
  * resource's storage still initialising) means the request was not processed, so it is retried
  * after the server's Retry-After, as client-go does.
  */
-async function kube<T>(call: () => Promise<T>): Promise<T> {
+async function kube<T>(action: KubeAction, call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (err) {
-      const translated = translate(err);
+      const translated = translate(err, action);
       if (
         translated instanceof KubeApiError &&
         translated.status === 429 &&
@@ -104,13 +117,17 @@ async function kube<T>(call: () => Promise<T>): Promise<T> {
 
 const isStatus = (err: unknown, code: number) => err instanceof KubeApiError && err.status === code;
 
+const customResource = (kind: ResourceKind) => `${kind.plural}.${GROUP}`;
+
 export class KubeResources {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
 
+  /** `watchNamespaces` empty: namespaced kinds are listed across all namespaces at once. */
   constructor(
     kubeConfig: KubeConfig,
     private readonly fieldManager: string,
+    readonly watchNamespaces: readonly string[] = [],
   ) {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
@@ -120,7 +137,12 @@ export class KubeResources {
   async create<S, T>(kind: ResourceKind, obj: CustomResource<S, T>): Promise<CustomResource<S, T>> {
     const base = { group: GROUP, version: VERSION, plural: kind.plural, body: obj };
     const params = { ...base, fieldManager: this.fieldManager };
-    return kube(() =>
+    const action = {
+      verb: 'create',
+      resource: customResource(kind),
+      namespace: obj.metadata.namespace,
+    } as const;
+    return kube(action, () =>
       obj.metadata.namespace
         ? this.custom.createNamespacedCustomObject({ ...params, namespace: obj.metadata.namespace })
         : this.custom.createClusterCustomObject(params),
@@ -139,7 +161,12 @@ export class KubeResources {
       force: true,
     };
     const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-    return kube(() =>
+    const action = {
+      verb: 'patch',
+      resource: customResource(kind),
+      namespace: obj.metadata.namespace,
+    } as const;
+    return kube(action, () =>
       obj.metadata.namespace
         ? this.custom.patchNamespacedCustomObject(
             { ...params, namespace: obj.metadata.namespace },
@@ -156,7 +183,7 @@ export class KubeResources {
   ): Promise<CustomResource<S, T> | undefined> {
     const params = { group: GROUP, version: VERSION, plural: kind.plural, name };
     try {
-      return (await kube(() =>
+      return (await kube({ verb: 'get', resource: customResource(kind), namespace }, () =>
         namespace
           ? this.custom.getNamespacedCustomObject({ ...params, namespace })
           : this.custom.getClusterCustomObject(params),
@@ -167,10 +194,25 @@ export class KubeResources {
     }
   }
 
-  /** Every object of a kind matching the label selector, across all namespaces. */
+  /**
+   * Every object of a kind matching the label selector: across all namespaces, or, limited to
+   * watch namespaces, one list per namespace merged (needs list only there).
+   */
   async list<S, T>(kind: ResourceKind, labelSelector: string): Promise<CustomResource<S, T>[]> {
     const params = { group: GROUP, version: VERSION, plural: kind.plural, labelSelector };
-    const list = (await kube(() =>
+    const resource = customResource(kind);
+    if (kind.scope === 'Namespaced' && this.watchNamespaces.length) {
+      const lists = await Promise.all(
+        this.watchNamespaces.map(
+          (namespace) =>
+            kube({ verb: 'list', resource, namespace }, () =>
+              this.custom.listNamespacedCustomObject({ ...params, namespace }),
+            ) as Promise<{ items: CustomResource<S, T>[] }>,
+        ),
+      );
+      return lists.flatMap((l) => l.items);
+    }
+    const list = (await kube({ verb: 'list', resource }, () =>
       kind.scope === 'Cluster'
         ? this.custom.listClusterCustomObject(params)
         : this.custom.listCustomObjectForAllNamespaces(params),
@@ -178,11 +220,16 @@ export class KubeResources {
     return list.items;
   }
 
+  /** True when this api may place namespaced objects there (always, without watch namespaces). */
+  watches(namespace: string): boolean {
+    return !this.watchNamespaces.length || this.watchNamespaces.includes(namespace);
+  }
+
   /** Deletes the object; false when it was already gone. */
   async delete(kind: ResourceKind, name: string, namespace?: string): Promise<boolean> {
     const params = { group: GROUP, version: VERSION, plural: kind.plural, name };
     try {
-      await kube(() =>
+      await kube({ verb: 'delete', resource: customResource(kind), namespace }, () =>
         namespace
           ? this.custom.deleteNamespacedCustomObject({
               ...params,
@@ -204,7 +251,7 @@ export class KubeResources {
     data: Record<string, string>,
     labels: Record<string, string>,
   ): Promise<void> {
-    await kube(() =>
+    await kube({ verb: 'create', resource: 'secrets', namespace }, () =>
       this.core.createNamespacedSecret({
         namespace,
         fieldManager: this.fieldManager,
@@ -221,7 +268,7 @@ export class KubeResources {
 
   /** Makes the Secret owned by the object that uses it, so it goes when its owner goes. */
   async setSecretOwner(namespace: string, name: string, owner: V1OwnerReference): Promise<void> {
-    await kube(() =>
+    await kube({ verb: 'patch', resource: 'secrets', namespace }, () =>
       this.core.patchNamespacedSecret(
         {
           namespace,
@@ -236,7 +283,9 @@ export class KubeResources {
 
   async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {
     try {
-      const secret = await kube(() => this.core.readNamespacedSecret({ namespace, name }));
+      const secret = await kube({ verb: 'get', resource: 'secrets', namespace }, () =>
+        this.core.readNamespacedSecret({ namespace, name }),
+      );
       return Object.fromEntries(
         Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
       );
@@ -248,7 +297,9 @@ export class KubeResources {
 
   async deleteSecret(namespace: string, name: string): Promise<void> {
     try {
-      await kube(() => this.core.deleteNamespacedSecret({ namespace, name }));
+      await kube({ verb: 'delete', resource: 'secrets', namespace }, () =>
+        this.core.deleteNamespacedSecret({ namespace, name }),
+      );
     } catch (err) {
       if (!isStatus(err, 404)) throw err;
     }
@@ -256,6 +307,8 @@ export class KubeResources {
 
   /** Cheap reachability probe for readiness. */
   async ping(): Promise<void> {
-    await kube(() => this.custom.getAPIResources({ group: GROUP, version: VERSION }));
+    await kube({ verb: 'get', resource: `apiresources.${GROUP}` }, () =>
+      this.custom.getAPIResources({ group: GROUP, version: VERSION }),
+    );
   }
 }

@@ -1,2 +1,8 @@
-export { KubeResources, KubeApiError, type CustomResource, type ObjectMeta } from './client.js';
+export {
+  KubeResources,
+  KubeApiError,
+  type CustomResource,
+  type KubeAction,
+  type ObjectMeta,
+} from './client.js';
 export { CONTROL_PLANE_API_RULES, type PolicyRule } from './rbac.js';

@@ -50,14 +50,22 @@ export function listenerRoutes(service: ListenerService): FastifyPluginAsyncZod 
           tags,
           params: ListenerIdParams,
           body: ListenerPatchRequest,
-          response: { 200: Listener, ...errors },
+          // 409: the PATCH would drop a namespace that deployments of this listener run in.
+          response: { 200: Listener, 409: Detail, ...errors },
         },
       },
       (req) => service.patch(principalOf(req), req.params.listener_id, req.body),
     );
     app.delete(
       '/v2/listeners/:listener_id',
-      { schema: { tags, params: ListenerIdParams, response: { 204: z.null(), ...errors } } },
+      {
+        schema: {
+          tags,
+          params: ListenerIdParams,
+          // 409: deployments still use the listener.
+          response: { 204: z.null(), 409: Detail, ...errors },
+        },
+      },
       async (req, reply) => {
         await service.delete(principalOf(req), req.params.listener_id);
         return reply.code(204).send(null);

@@ -1,11 +1,14 @@
 // Listeners live as cluster-scoped Listener resources; the API only translates and checks tenancy.
 import { randomUUID } from 'node:crypto';
-import { AppError, invalid, notFound } from '../../common/errors/index.js';
+import { AppError, conflict, invalid, notFound } from '../../common/errors/index.js';
 import {
+  AGENT_DEPLOYMENT,
   API_VERSION,
   LABELS,
   LISTENER,
   listenerResourceName,
+  type AgentDeploymentSpec,
+  type AgentDeploymentStatus,
   type ListenerSpec,
   type ListenerStatus,
 } from '../../common/resources/index.js';
@@ -28,6 +31,16 @@ export function listenerBody(resource: ListenerResource): Listener {
     created_at: created,
     updated_at: metadata.annotations?.[UPDATED_AT] ?? created,
   };
+}
+
+/** How many deployment ids a refusal names before "and N more". */
+const NAMED_DEPLOYMENTS = 5;
+
+function describeDeployments(ids: string[]): string {
+  const named = ids.slice(0, NAMED_DEPLOYMENTS).join(', ');
+  return ids.length > NAMED_DEPLOYMENTS
+    ? `${named} and ${ids.length - NAMED_DEPLOYMENTS} more`
+    : named;
 }
 
 const byCreation = (a: ListenerResource, b: ListenerResource) =>
@@ -116,6 +129,9 @@ export class ListenerService {
           'immutable',
         );
     }
+    const namespaces =
+      body.compute_config != null ? (body.compute_config.k8s_namespaces ?? null) : undefined;
+    if (namespaces?.length) await this.refuseOrphaning(id, namespaces);
     const spec: ListenerSpec = {
       ...current.spec,
       version: body.version !== undefined ? body.version : current.spec.version,
@@ -143,7 +159,37 @@ export class ListenerService {
   async delete(principal: Principal, id: string): Promise<void> {
     this.requireEnterprise(principal, 'used');
     const current = await this.resource(principal, id);
+    // Deployments placed on a listener would be left running with nobody serving them.
+    const using = await this.deploymentsUsing(id);
+    if (using.length)
+      throw conflict(
+        `Listener ID ${id} cannot be deleted: ${using.length} deployment(s) still use it ` +
+          `(${describeDeployments(using.map((d) => d.metadata.name))}). Delete them first.`,
+      );
     if (!(await this.kube.delete(LISTENER, current.metadata.name)))
       throw notFound(`Listener ID ${id} not found.`);
+  }
+
+  /** Refuses a namespace list that leaves existing deployments outside their listener. */
+  private async refuseOrphaning(id: string, namespaces: string[]): Promise<void> {
+    const stranded = (await this.deploymentsUsing(id)).filter(
+      (d) => !namespaces.includes(d.metadata.namespace ?? ''),
+    );
+    if (!stranded.length) return;
+    const lost = [...new Set(stranded.map((d) => d.metadata.namespace ?? ''))].sort();
+    throw conflict(
+      `Namespace(s) ${lost.map((n) => `'${n}'`).join(', ')} cannot be removed from listener ID ${id}: ` +
+        `${stranded.length} deployment(s) run there (${describeDeployments(stranded.map((d) => d.metadata.name))}). ` +
+        'Delete them first.',
+    );
+  }
+
+  /** Deployments on this listener, except those already being deleted (cleanup needs no listener). */
+  private async deploymentsUsing(id: string) {
+    const all = await this.kube.list<AgentDeploymentSpec, AgentDeploymentStatus>(
+      AGENT_DEPLOYMENT,
+      `${LABELS.listenerId}=${id.toLowerCase()}`,
+    );
+    return all.filter((d) => !d.metadata.deletionTimestamp);
   }
 }

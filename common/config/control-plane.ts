@@ -1,6 +1,7 @@
 // Settings of `graphdock api`, read from the process environment once at start-up.
 import { z } from 'zod';
 import { ConfigError } from './index.js';
+import { WatchNamespacesSchema } from './watch-namespaces.js';
 
 const ORGANIZATION_PLANS = ['self_hosted_enterprise', 'enterprise', 'plus', 'developer'] as const;
 
@@ -18,6 +19,8 @@ const ControlPlaneEnvSchema = z.object({
   GRAPHDOCK_BOOTSTRAP_WORKSPACE_NAME: z.string().min(1).default('default'),
   /** Field manager for server-side apply of the custom resources. */
   GRAPHDOCK_FIELD_MANAGER: z.string().min(1).default('graphdock-api'),
+  /** Comma list: read and write namespaced resources only there (the chart's watchNamespaces). */
+  GRAPHDOCK_WATCH_NAMESPACES: WatchNamespacesSchema,
 });
 
 export interface ControlPlaneEnv {
@@ -25,6 +28,8 @@ export interface ControlPlaneEnv {
   logLevel: string;
   poolMax: number;
   fieldManager: string;
+  /** Empty: all namespaces. */
+  watchNamespaces: string[];
   bootstrap:
     | {
         apiKey: string;
@@ -50,6 +55,7 @@ export function loadControlPlaneEnv(env: NodeJS.ProcessEnv): Readonly<ControlPla
     logLevel: e.LOG_LEVEL,
     poolMax: e.DATABASE_POOL_MAX,
     fieldManager: e.GRAPHDOCK_FIELD_MANAGER,
+    watchNamespaces: e.GRAPHDOCK_WATCH_NAMESPACES,
     bootstrap: e.GRAPHDOCK_BOOTSTRAP_API_KEY
       ? {
           apiKey: e.GRAPHDOCK_BOOTSTRAP_API_KEY,

@@ -1,6 +1,7 @@
 // Environment settings of `graphdock operator` (its flags are parsed by the CLI).
 import { z } from 'zod';
 import { ConfigError } from './index.js';
+import { WatchNamespacesSchema } from './watch-namespaces.js';
 
 const OperatorEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -10,6 +11,8 @@ const OperatorEnvSchema = z.object({
   GRAPHDOCK_OPERATOR_DATABASE_HOST: z.string().min(1).optional(),
   POD_NAMESPACE: z.string().min(1).optional(),
   POD_NAME: z.string().min(1).optional(),
+  /** Comma list: watch namespaced resources only there (--watch-namespaces overrides). */
+  GRAPHDOCK_WATCH_NAMESPACES: WatchNamespacesSchema,
 });
 
 export interface OperatorEnv {
@@ -18,6 +21,8 @@ export interface OperatorEnv {
   databaseHost: string | undefined;
   podNamespace: string | undefined;
   podName: string | undefined;
+  /** Empty: all namespaces. */
+  watchNamespaces: string[];
 }
 
 export function loadOperatorEnv(env: NodeJS.ProcessEnv): Readonly<OperatorEnv> {
@@ -33,5 +38,6 @@ export function loadOperatorEnv(env: NodeJS.ProcessEnv): Readonly<OperatorEnv> {
     databaseHost: e.GRAPHDOCK_OPERATOR_DATABASE_HOST,
     podNamespace: e.POD_NAMESPACE,
     podName: e.POD_NAME,
+    watchNamespaces: e.GRAPHDOCK_WATCH_NAMESPACES,
   });
 }

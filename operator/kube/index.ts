@@ -1,5 +1,12 @@
 // Kubernetes machinery of the operator: informers, the work queue, leader election, writes.
-export { Informer, objectKey, type KubeObject, type InformerEvent } from './informer.js';
+export {
+  Informer,
+  objectKey,
+  type KubeObject,
+  type InformerEvent,
+  type ObjectCache,
+} from './informer.js';
+export { NamespacedInformers, namespacedKindCache } from './namespaced-informers.js';
 export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
 export { LeaderElector, type LeaderElectionOptions } from './leader.js';
 export { KubeWriter, type ResourceRef } from './client.js';

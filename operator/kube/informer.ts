@@ -38,8 +38,10 @@ export type InformerEvent = 'add' | 'update' | 'delete';
 export interface InformerOptions {
   apiVersion: string;
   kind: string;
-  /** e.g. /apis/apps/v1/deployments: the cluster-wide watch path. */
+  /** e.g. /apis/apps/v1/deployments, or /apis/apps/v1/namespaces/a/deployments: the watch path. */
   path: string;
+  /** Lists only this namespace (the path must be the matching namespaced one). */
+  namespace?: string;
   labelSelector?: string;
   logger: Logger;
 }
@@ -50,7 +52,18 @@ const MAX_BACKOFF_MS = 15_000;
 export const objectKey = (o: KubeObject) =>
   o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata?.name ?? '');
 
-export class Informer<T extends KubeObject> {
+/** What the reconcilers read: a cache of one kind, fed by one or more informers. */
+export interface ObjectCache<T extends KubeObject> {
+  readonly synced: boolean;
+  readonly failingSince: number | undefined;
+  on(handler: (event: InformerEvent, obj: T) => void): void;
+  get(key: string): T | undefined;
+  list(): T[];
+  start(): void;
+  stop(): void;
+}
+
+export class Informer<T extends KubeObject> implements ObjectCache<T> {
   private readonly objects = new Map<string, T>();
   private readonly handlers: ((event: InformerEvent, obj: T) => void)[] = [];
   private readonly objectsApi: KubernetesObjectApi;
@@ -125,7 +138,7 @@ export class Informer<T extends KubeObject> {
     const list = await this.objectsApi.list<KubernetesObject>(
       this.options.apiVersion,
       this.options.kind,
-      undefined,
+      this.options.namespace,
       undefined,
       undefined,
       undefined,

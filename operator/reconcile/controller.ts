@@ -14,7 +14,12 @@ import {
   type ResourceKind,
   type RevisionStatus,
 } from '../../common/resources/index.js';
-import { describeError, type Informer, type KubeWriter, type ResourceRef } from '../kube/index.js';
+import {
+  describeError,
+  type KubeWriter,
+  type ObjectCache,
+  type ResourceRef,
+} from '../kube/index.js';
 import {
   autoscaled,
   autoscaler,
@@ -44,10 +49,10 @@ export interface ControllerSettings extends WorkloadSettings {
 }
 
 export interface Informers {
-  deployments: Informer<AgentDeployment>;
-  revisions: Informer<AgentRevision>;
-  listeners: Informer<Listener>;
-  workloads: Informer<V1Deployment>;
+  deployments: ObjectCache<AgentDeployment>;
+  revisions: ObjectCache<AgentRevision>;
+  listeners: ObjectCache<Listener>;
+  workloads: ObjectCache<V1Deployment>;
 }
 
 export interface ReconcileResult {

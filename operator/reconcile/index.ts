@@ -6,7 +6,7 @@ export {
   type ReconcileResult,
 } from './controller.js';
 export { DatabaseStep } from './database.js';
-export { ListenerHeartbeat } from './heartbeat.js';
+export { ListenerHeartbeat, degradedCondition, unwatchedNamespaces } from './heartbeat.js';
 export { rolloutState, type RolloutState } from './rollout.js';
 export { revisionOutcome } from './statuses.js';
 export { mergeConditions, sameStatus } from './conditions.js';

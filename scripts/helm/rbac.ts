@@ -10,7 +10,7 @@ import { OPERATOR_LEADER_ELECTION_RULES, OPERATOR_RULES } from '../../operator/r
 export interface ComponentRbac {
   /** No watchNamespaces: one ClusterRole. */
   clusterWide: PolicyRule[];
-  /** watchNamespaces given: a ClusterRole for what has no namespace... */
+  /** watchNamespaces given: a ClusterRole for what has no namespace (Listeners)... */
   namespacedModeCluster: PolicyRule[];
   /** ...and a Role in each watched namespace. */
   namespacedModeNamespace: PolicyRule[];
@@ -28,14 +28,11 @@ function isClusterScoped(group: string, resource: string): boolean {
 }
 
 /**
- * Splits rules for namespaced mode. `crossNamespaceVerbs` are verbs the component uses on
- * namespaced resources across all namespaces at once (the api lists deployments with one
- * all-namespaces call), which only a ClusterRole can grant.
+ * Splits rules for namespaced mode: rules on cluster-scoped resources (Listeners) go to the
+ * ClusterRole, everything else to a Role in each watched namespace. Both processes are then
+ * started with the watch namespaces, so they never list or watch across namespaces.
  */
-export function splitRules(
-  rules: readonly PolicyRule[],
-  crossNamespaceVerbs: readonly string[],
-): ComponentRbac {
+export function splitRules(rules: readonly PolicyRule[]): ComponentRbac {
   const cluster: PolicyRule[] = [];
   const namespace: PolicyRule[] = [];
   for (const rule of rules) {
@@ -44,12 +41,8 @@ export function splitRules(
       const namespaced = rule.resources.filter((r) => !isClusterScoped(group, r));
       if (clusterResources.length > 0)
         cluster.push({ apiGroups: [group], resources: clusterResources, verbs: [...rule.verbs] });
-      if (namespaced.length > 0) {
+      if (namespaced.length > 0)
         namespace.push({ apiGroups: [group], resources: namespaced, verbs: [...rule.verbs] });
-        const crossVerbs = rule.verbs.filter((v) => crossNamespaceVerbs.includes(v));
-        if (crossVerbs.length > 0)
-          cluster.push({ apiGroups: [group], resources: namespaced, verbs: crossVerbs });
-      }
     }
   }
   return {
@@ -67,9 +60,8 @@ export interface ChartRbac {
 
 export function chartRbac(): ChartRbac {
   return {
-    api: splitRules(CONTROL_PLANE_API_RULES, ['list']),
-    // The operator's informers may watch across namespaces: reads stay cluster-wide, writes not.
-    operator: splitRules(OPERATOR_RULES, ['list', 'watch']),
+    api: splitRules(CONTROL_PLANE_API_RULES),
+    operator: splitRules(OPERATOR_RULES),
     leaderElection: OPERATOR_LEADER_ELECTION_RULES.map((r) => ({ ...r })),
   };
 }

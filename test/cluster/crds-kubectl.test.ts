@@ -1,8 +1,7 @@
 // The generated CRDs in a real kube-apiserver: accepted as structural, CEL immutability refuses
 // edits through `kubectl apply` with readable messages, printer columns, `kubectl wait`.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/server.js';
+import { installCrds } from './crds.js';
 import { startCluster, type Cluster } from './index.js';
 
 let cluster: Cluster;
@@ -77,15 +76,7 @@ async function refused(obj: unknown): Promise<string> {
 
 beforeAll(async () => {
   cluster = await startCluster({ nodes: 1 });
-  await cluster.kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'crds')]);
-  await cluster.kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/listeners.graphdock.dev',
-    'crd/agentdeployments.graphdock.dev',
-    'crd/agentrevisions.graphdock.dev',
-  ]);
+  await installCrds(cluster);
   await cluster.kubectl(['create', 'namespace', 'agents']);
 });
 

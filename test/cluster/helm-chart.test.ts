@@ -334,8 +334,12 @@ describe('helm install', () => {
     expect(await canI(sa, nsB, ['create', 'deployments.apps', '-n', 'agents-b'])).toBe('yes');
     expect(await canI(sa, nsB, ['create', 'deployments.apps', '-n', 'elsewhere'])).toBe('no');
     expect(await canI(sa, nsB, ['watch', 'listeners.graphdock.dev'])).toBe('yes');
-    // Informers may watch across namespaces; writes stay in the watched ones.
-    expect(await canI(sa, nsB, ['watch', 'deployments.apps', '-n', 'elsewhere'])).toBe('yes');
+    // Informers run per watched namespace: no reads elsewhere, not even list/watch.
+    expect(await canI(sa, nsB, ['watch', 'deployments.apps', '-n', 'elsewhere'])).toBe('no');
+    expect(await canI(sa, nsB, ['watch', 'deployments.apps', '-n', 'agents-b'])).toBe('yes');
+    expect(
+      await canI(sa, nsB, ['list', 'agentdeployments.graphdock.dev', '--all-namespaces']),
+    ).toBe('no');
     expect(await canI(sa, nsB, ['get', 'secrets', '-n', 'elsewhere'])).toBe('no');
     const api = 'scoped-graphdock-api';
     expect(
@@ -345,6 +349,9 @@ describe('helm install', () => {
       await canI(api, nsB, ['create', 'agentdeployments.graphdock.dev', '-n', 'elsewhere']),
     ).toBe('no');
     expect(await canI(api, nsB, ['create', 'listeners.graphdock.dev'])).toBe('yes');
+    expect(await canI(api, nsB, ['list', 'agentrevisions.graphdock.dev', '-n', 'elsewhere'])).toBe(
+      'no',
+    );
   });
 
   it('helm uninstall removes what it installed but keeps the CRDs (and so every custom resource)', async () => {

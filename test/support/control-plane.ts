@@ -17,8 +17,9 @@ import {
   TenancyService,
   TenancyStore,
 } from '../../api/index.js';
+import { installCrds } from '../cluster/crds.js';
 import { startCluster, type Cluster } from '../cluster/index.js';
-import { REPO_ROOT, startServer, type RunningServer } from './server.js';
+import { startServer, type RunningServer } from './server.js';
 
 export const BOOTSTRAP_KEY = 'gdk_bootstrap_key_for_tests_0123456789';
 
@@ -78,15 +79,7 @@ export function useControlPlane(options: { namespaces?: string[] } = {}): Contro
     fixture.cluster = cluster;
     postgres = pg;
     fixture.pgUrl = pg.url;
-    await cluster.kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'crds')]);
-    await cluster.kubectl([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/listeners.graphdock.dev',
-      'crd/agentdeployments.graphdock.dev',
-      'crd/agentrevisions.graphdock.dev',
-    ]);
+    await installCrds(cluster);
     for (const ns of options.namespaces ?? ['agents'])
       await cluster.kubectl(['create', 'namespace', ns]);
 

@@ -59,21 +59,17 @@ describe('chart RBAC', () => {
     expect(rbac.leaderElection).toEqual(OPERATOR_LEADER_ELECTION_RULES);
   });
 
-  it('namespaced mode keeps only cluster-scoped Listeners (and cross-namespace lists) cluster-wide', () => {
-    const split = splitRules(
-      [
-        {
-          apiGroups: ['graphdock.dev'],
-          resources: ['listeners', 'agentdeployments'],
-          verbs: ['get', 'list'],
-        },
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-      ],
-      ['list'],
-    );
+  it('namespaced mode keeps only cluster-scoped Listeners cluster-wide', () => {
+    const split = splitRules([
+      {
+        apiGroups: ['graphdock.dev'],
+        resources: ['listeners', 'agentdeployments'],
+        verbs: ['get', 'list'],
+      },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    ]);
     expect(split.namespacedModeCluster).toEqual([
       { apiGroups: ['graphdock.dev'], resources: ['listeners'], verbs: ['get', 'list'] },
-      { apiGroups: ['graphdock.dev'], resources: ['agentdeployments'], verbs: ['list'] },
     ]);
     expect(split.namespacedModeNamespace).toEqual([
       { apiGroups: ['graphdock.dev'], resources: ['agentdeployments'], verbs: ['get', 'list'] },
@@ -81,13 +77,12 @@ describe('chart RBAC', () => {
     ]);
   });
 
-  it('namespaced mode writes only in watched namespaces: cluster-wide it reads, or touches Listeners', () => {
+  it('namespaced mode: cluster-wide only Listeners, nothing namespaced (not even list/watch)', () => {
     const rbac = chartRbac();
     for (const component of [rbac.api, rbac.operator]) {
       for (const rule of component.namespacedModeCluster) {
-        const onlyListeners = rule.resources.every((r) => r.split('/')[0] === 'listeners');
-        if (!onlyListeners)
-          expect(rule.verbs.every((v) => ['list', 'watch'].includes(v))).toBe(true);
+        expect(rule.apiGroups).toEqual(['graphdock.dev']);
+        expect(rule.resources.every((r) => r.split('/')[0] === 'listeners')).toBe(true);
       }
     }
     const operatorWrites = rbac.operator.namespacedModeNamespace.filter((r) =>
