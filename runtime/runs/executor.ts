@@ -48,7 +48,8 @@ function errorOf(err: unknown): { error: string; message: string } {
 export class RunExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
-  async execute(run: RunRow, cancel: AbortSignal): Promise<void> {
+  /** Runs `run` to its end; resolves to whether other runs now wait to be claimed. */
+  async execute(run: RunRow, cancel: AbortSignal): Promise<boolean> {
     const deadline = AbortSignal.timeout(this.deps.timeoutMs);
     const signal = AbortSignal.any([cancel, deadline]);
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
@@ -133,7 +134,7 @@ export class RunExecutor {
         // This process is stopping: hand the run back for another worker to start again.
         await writer.flush();
         await this.deps.runs.release(run.run_id);
-        return;
+        return true;
       }
       if (reason === 'interrupt' || reason === 'rollback') {
         status = 'interrupted';
@@ -148,48 +149,56 @@ export class RunExecutor {
         log.warn({ err }, 'run failed');
       }
     }
-    await writer.flush();
     await this.deps.checkpointsIdle(run.thread_id);
     if (signal.aborted && signal.reason === 'rollback') {
       // Rollback: the run and every checkpoint it wrote disappear, as if it never ran. The
       // checkpoints go first: while the run row still says running, no other run of the thread
       // can be claimed and start from them.
+      await writer.flush();
       await this.deps.threads.discardRun(run.thread_id, run.run_id);
       await this.deps.runs.delete(run.run_id);
-      await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, null);
+      const settled = await this.deps.threads.settleAfterRun(
+        run.thread_id,
+        assistant.graph_id,
+        null,
+      );
       await writer.end();
-      return;
+      return settled.runsPending;
     }
+    // The log's last events and its end marker commit with the run's final status: fewer
+    // statements, and no reader sees the end of a run whose status is not final yet.
+    const closing = await writer.closingBatch();
+    const finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
     if (kwargs.temporary) {
-      await this.deps.runs.finish(run.run_id, status, error);
+      await this.deps.runs.finish(run.run_id, status, error, undefined, finalEvents);
+      this.deps.events.publish(run.run_id, closing);
       await this.deps.threads.deleteMany([run.thread_id]);
-    } else {
-      // The log's last events and its end marker commit with the run's final status: fewer
-      // statements, and no reader sees the end of a run whose status is not final yet.
-      const closing = await writer.closingBatch();
-      try {
-        await this.deps.threads.settleAfterRun(run.thread_id, assistant.graph_id, error, (db) =>
-          this.deps.runs.finish(run.run_id, status, error, db, {
-            events: closing,
-            notify: this.deps.events.wakeFor(run.run_id),
-          }),
-        );
-        this.deps.events.publish(run.run_id, closing);
-        log.debug({ status }, 'run finished');
-        return;
-      } catch (err) {
-        writer.reopen(closing);
-        // The thread's state cannot be read back (e.g. a checkpointed write its reducers
-        // reject): the run must still end, and the thread says why.
-        log.warn({ err }, 'thread state unreadable after run; settling without it');
-        const failure = error ?? errorOf(err);
-        if (!error) writer.push('error', failure);
-        await this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
-          this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db),
-        );
-      }
+      log.debug({ status }, 'run finished');
+      return false;
     }
-    await writer.end();
-    log.debug({ status }, 'run finished');
+    try {
+      const settled = await this.deps.threads.settleAfterRun(
+        run.thread_id,
+        assistant.graph_id,
+        error,
+        (db) => this.deps.runs.finish(run.run_id, status, error, db, finalEvents),
+      );
+      this.deps.events.publish(run.run_id, closing);
+      log.debug({ status }, 'run finished');
+      return settled.runsPending;
+    } catch (err) {
+      writer.reopen(closing);
+      // The thread's state cannot be read back (e.g. a checkpointed write its reducers
+      // reject): the run must still end, and the thread says why.
+      log.warn({ err }, 'thread state unreadable after run; settling without it');
+      const failure = error ?? errorOf(err);
+      if (!error) writer.push('error', failure);
+      const settled = await this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
+        this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db),
+      );
+      await writer.end();
+      log.debug({ status }, 'run finished');
+      return settled.runsPending;
+    }
   }
 }

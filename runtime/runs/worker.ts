@@ -82,14 +82,17 @@ export class RunWorker {
         if (run.cancel_action) controller.abort(run.cancel_action);
         void this.executor
           .execute(run, controller.signal)
-          .catch((err: unknown) =>
-            this.logger.error({ err, run_id: run.run_id }, 'run execution failed'),
-          )
-          .finally(() => {
+          .catch((err: unknown) => {
+            this.logger.error({ err, run_id: run.run_id }, 'run execution failed');
+            return true;
+          })
+          .then((runsWaiting) => {
+            const wasFull = this.active.size >= this.options.concurrency;
             this.active.delete(run.run_id);
-            for (const wake of this.idle) wake();
-            // A finished run may unblock the next one on its thread.
-            void this.notifier.notify(CHANNELS.runs).catch(() => undefined);
+            // A freed slot matters only to a loop that stopped claiming for lack of one.
+            if (wasFull) for (const wake of this.idle) wake();
+            // A finished run unblocks the next one on its thread, for any replica's worker.
+            if (runsWaiting) void this.notifier.notify(CHANNELS.runs).catch(() => undefined);
           });
       }
       if (claimed && this.active.size < this.options.concurrency) continue;

@@ -233,26 +233,31 @@ export class ThreadService {
   }
 
   /**
-   * After a run ends: values and the state cache follow the latest checkpoint; the status is
-   * `error` if it failed, `interrupted` if the graph stopped with work left (interrupt() or a
-   * breakpoint), `busy` while other runs wait, else `idle`.
+   * After a run ends: values follow the latest checkpoint; the status is `error` if it failed,
+   * `interrupted` if the graph stopped with work left (interrupt() or a breakpoint), `busy` while
+   * other runs wait, else `idle`. The cached full state is dropped, not rebuilt: the first state
+   * read rebuilds it, so a run does not pay for a read that may never come.
    */
   async settleAfterRun(
     threadId: string,
     graphId: string,
     error: unknown,
     inSameTransaction?: (db: PoolClient) => Promise<unknown>,
-  ): Promise<void> {
+  ): Promise<{ runsPending: boolean }> {
     const graph = await this.requireGraph(graphId);
-    const { state, latest } = await this.latestForRow(threadId, graph, graphId);
+    const snapshot = await graph.getState({
+      configurable: { thread_id: threadId, checkpoint_ns: '' },
+    });
+    const latest = snapshot.createdAt ? snapshot : undefined;
     const stopped =
       latest !== undefined &&
       (latest.next.length > 0 || Object.keys(interruptsOf(latest)).length > 0);
     const status = error ? 'error' : stopped ? 'interrupted' : 'idle';
+    const state = { values: toJson(snapshot.values ?? {}), interrupts: interruptsOf(snapshot) };
     // The run's final status and the thread's change together: no reader sees one without the other.
-    await withTransaction(this.deps.pool, async (db) => {
+    return withTransaction(this.deps.pool, async (db) => {
       await inSameTransaction?.(db);
-      await this.deps.store.settle(threadId, status, error, db, state);
+      return this.deps.store.settle(threadId, status, error, db, state);
     });
   }
 
@@ -261,10 +266,10 @@ export class ThreadService {
     threadId: string,
     error: unknown,
     inSameTransaction: (db: PoolClient) => Promise<unknown>,
-  ): Promise<void> {
-    await withTransaction(this.deps.pool, async (db) => {
+  ): Promise<{ runsPending: boolean }> {
+    return withTransaction(this.deps.pool, async (db) => {
       await inSameTransaction(db);
-      await this.deps.store.settle(threadId, 'error', error, db);
+      return this.deps.store.settle(threadId, 'error', error, db);
     });
   }
 

@@ -204,7 +204,8 @@ export class ThreadStore {
 
   /**
    * The status a thread settles on after a run: busy while more runs wait, else `settled`. With
-   * `state`, the latest checkpoint's values and cache are written by the same statement.
+   * `state`, the latest checkpoint's values are written by the same statement (and the cached
+   * full state dropped unless `state` brings one). Says whether runs are pending on the thread.
    */
   async settle(
     threadId: string,
@@ -212,16 +213,17 @@ export class ThreadStore {
     error: unknown,
     db: Queryable = this.pool,
     state?: ThreadStateColumns,
-  ): Promise<void> {
+  ): Promise<{ runsPending: boolean }> {
     const setState = state
       ? `"values" = $4, interrupts = $5, state_cache = $6, state_cache_key = $7, state_updated_at = now(),`
       : '';
-    await db.query(
+    const { rows } = await db.query<{ runs_pending: boolean }>(
       `UPDATE threads SET ${setState}
          status = CASE WHEN $2 <> 'error' AND EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running'))
                   THEN 'busy' ELSE $2 END,
          error = $3, updated_at = now()
-       WHERE thread_id = $1`,
+       WHERE thread_id = $1
+       RETURNING EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending') AS runs_pending`,
       [
         threadId,
         settled,
@@ -229,6 +231,7 @@ export class ThreadStore {
         ...(state ? stateParams(state) : []),
       ],
     );
+    return { runsPending: rows[0]?.runs_pending ?? false };
   }
 
   async deleteMany(threadIds: string[], db: Queryable = this.pool): Promise<string[]> {
