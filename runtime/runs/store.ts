@@ -138,9 +138,16 @@ export class RunStore {
    * waiting. SKIP LOCKED lets workers claim side by side; the unique index on running runs per
    * thread settles the rare race between two claims for one thread (the loser retries).
    */
-  async claim(workerId: string, leaseSeconds: number): Promise<RunRow | undefined> {
+  /**
+   * Leases the oldest claimable run to `workerId`. `morePending` says whether other pending runs
+   * were due when it was claimed, so a worker need not ask again just to hear there are none.
+   */
+  async claim(
+    workerId: string,
+    leaseSeconds: number,
+  ): Promise<{ run: RunRow; morePending: boolean } | undefined> {
     try {
-      const { rows } = await this.pool.query<RunRow>({
+      const { rows } = await this.pool.query<RunRow & { more_pending: boolean }>({
         name: 'runs.claim',
         text: `WITH candidate AS (
            SELECT r.run_id FROM runs r
@@ -156,10 +163,15 @@ export class RunStore {
            lease_expires_at = now() + make_interval(secs => $2::float8),
            run_started_at = coalesce(run_started_at, now()), updated_at = now()
          FROM candidate WHERE runs.run_id = candidate.run_id
-         RETURNING runs.*`,
+         RETURNING runs.*,
+           -- Read before this update: the claimed run still counts as pending here.
+           (SELECT count(*) > 1 FROM (SELECT 1 FROM runs d WHERE d.status = 'pending' AND d.created_at <= now() LIMIT 2) AS due) AS more_pending`,
         values: [workerId, leaseSeconds],
       });
-      return rows[0];
+      const row = rows[0];
+      if (!row) return undefined;
+      const { more_pending: morePending, ...run } = row;
+      return { run, morePending };
     } catch (err) {
       if ((err as { code?: string }).code === '23505') return undefined;
       throw err;

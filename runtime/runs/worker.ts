@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../common/logging/index.js';
 import type { RunExecutor } from './executor.js';
 import { CHANNELS, waitFor, type Notifier } from './notifier.js';
-import type { RunStore } from './store.js';
+import type { RunRow, RunStore } from './store.js';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -67,38 +67,40 @@ export class RunWorker {
     while (!this.stopping) {
       // Subscribe first, so a NOTIFY that lands while claiming still wakes the next wait.
       const woken = waitFor(this.notifier, CHANNELS.runs, () => true, this.options.pollMs);
-      let claimed = false;
       while (!this.stopping && this.active.size < this.options.concurrency) {
-        const run = await this.store
+        const claimed = await this.store
           .claim(this.id, this.options.leaseSeconds)
           .catch((err: unknown) => {
             this.logger.warn({ err }, 'claim failed');
             return undefined;
           });
-        if (!run) break;
-        claimed = true;
-        const controller = new AbortController();
-        this.active.set(run.run_id, controller);
-        if (run.cancel_action) controller.abort(run.cancel_action);
-        void this.executor
-          .execute(run, controller.signal)
-          .catch((err: unknown) => {
-            this.logger.error({ err, run_id: run.run_id }, 'run execution failed');
-            return true;
-          })
-          .then((runsWaiting) => {
-            const wasFull = this.active.size >= this.options.concurrency;
-            this.active.delete(run.run_id);
-            // A freed slot matters only to a loop that stopped claiming for lack of one.
-            if (wasFull) for (const wake of this.idle) wake();
-            // A finished run unblocks the next one on its thread, for any replica's worker.
-            if (runsWaiting) void this.notifier.notify(CHANNELS.runs).catch(() => undefined);
-          });
+        if (!claimed) break;
+        this.launch(claimed.run);
+        if (!claimed.morePending) break;
       }
-      if (claimed && this.active.size < this.options.concurrency) continue;
       await Promise.race([woken, new Promise<void>((r) => this.idle.add(r))]);
       this.idle.clear();
     }
+  }
+
+  private launch(run: RunRow): void {
+    const controller = new AbortController();
+    this.active.set(run.run_id, controller);
+    if (run.cancel_action) controller.abort(run.cancel_action);
+    void this.executor
+      .execute(run, controller.signal)
+      .catch((err: unknown) => {
+        this.logger.error({ err, run_id: run.run_id }, 'run execution failed');
+        return true;
+      })
+      .then((runsWaiting) => {
+        const wasFull = this.active.size >= this.options.concurrency;
+        this.active.delete(run.run_id);
+        // A freed slot matters only to a loop that stopped claiming for lack of one.
+        if (wasFull) for (const wake of this.idle) wake();
+        // A finished run unblocks the next one on its thread, for any replica's worker.
+        if (runsWaiting) void this.notifier.notify(CHANNELS.runs).catch(() => undefined);
+      });
   }
 
   private async onCancel(runId: string): Promise<void> {
