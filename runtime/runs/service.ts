@@ -135,7 +135,8 @@ export class RunService {
         (await this.deps.threads.lockForRun(targetThread, threadMetadata, db));
     }
     if (!thread) throw notFound(`Thread with ID ${targetThread} not found`);
-    const inflight = await this.deps.runs.inflight(targetThread, db);
+    // Only the other strategies look at the runs already there; `enqueue` just queues behind them.
+    const inflight = strategy === 'enqueue' ? [] : await this.deps.runs.inflight(targetThread, db);
     if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
     const runId = uuidv7();
     // Its NOTIFY wakes the workers and thread streams of other replicas when this commits.
