@@ -4,14 +4,16 @@ import type { Pool, PoolClient } from '../../common/db/index.js';
 
 type Queryable = Pool | PoolClient;
 
-const TABLES = ['checkpoint_writes', 'checkpoint_blobs', 'checkpoints'] as const;
-
 export class CheckpointStore {
+  /** Every checkpoint, blob and pending write of the threads, in one statement. */
   async deleteThreads(threadIds: string[], db: PoolClient): Promise<void> {
     if (!threadIds.length) return;
-    for (const table of TABLES) {
-      await db.query(`DELETE FROM ${table} WHERE thread_id = ANY($1::text[])`, [threadIds]);
-    }
+    await db.query(
+      `WITH writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])),
+            blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[]))
+       DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`,
+      [threadIds],
+    );
   }
 
   /** Removes the checkpoints a run wrote (they carry its id in their metadata). */

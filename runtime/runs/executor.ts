@@ -170,9 +170,10 @@ export class RunExecutor {
     const closing = await writer.closingBatch();
     const finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
     if (kwargs.temporary) {
-      await this.deps.runs.finish(run.run_id, status, error, undefined, finalEvents);
+      await this.deps.threads.deleteAfterRun(run.thread_id, (db) =>
+        this.deps.runs.finish(run.run_id, status, error, db, finalEvents),
+      );
       this.deps.events.publish(run.run_id, closing);
-      await this.deps.threads.deleteMany([run.thread_id]);
       log.debug({ status }, 'run finished');
       return false;
     }

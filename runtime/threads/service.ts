@@ -302,6 +302,18 @@ export class ThreadService {
     });
   }
 
+  /** Deletes a run's temporary thread and its checkpoints in the transaction that ends the run. */
+  async deleteAfterRun(
+    threadId: string,
+    inSameTransaction: (db: PoolClient) => Promise<unknown>,
+  ): Promise<void> {
+    await withTransaction(this.deps.pool, async (db) => {
+      await inSameTransaction(db);
+      const deleted = await this.deps.store.deleteMany([threadId], db);
+      await this.deps.checkpoints.deleteThreads(deleted, db);
+    });
+  }
+
   async deleteThreadsOfAssistant(assistantId: string): Promise<void> {
     const ids = await this.deps.store.idsByMetadata({ assistant_id: assistantId });
     if (ids.length) await this.deleteMany(ids);
