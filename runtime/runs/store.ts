@@ -33,6 +33,19 @@ type Queryable = Pool | PoolClient;
 /** Called inside the transaction that gives runs their final status (the webhook outbox). */
 export type RunsFinishedHook = (runs: RunRow[], db: PoolClient) => Promise<void>;
 
+/**
+ * Two CTEs that append a run's events and then send a NOTIFY, for statements that write events
+ * beside other work: `added` inserts the JSON array `$<events>` for run `$1`; `woken` (one row)
+ * notifies `$<channel>` with `$<payload>` once they are in.
+ */
+function appendEventsCtes(events: number, channel: number, payload: number): string {
+  return `added AS (
+       INSERT INTO run_events (run_id, seq, event, data)
+       SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($${events}::jsonb) AS e(seq integer, event text, data jsonb)
+       ON CONFLICT DO NOTHING RETURNING 1),
+     woken AS (SELECT pg_notify($${channel}, $${payload}) FROM (SELECT count(*) FROM added) AS n)`;
+}
+
 export class RunStore {
   constructor(
     private readonly pool: Pool,
@@ -58,11 +71,7 @@ export class RunStore {
          INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8))
          RETURNING *),
-       added AS (
-         INSERT INTO run_events (run_id, seq, event, data)
-         SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($8::jsonb) AS e(seq integer, event text, data jsonb)
-         RETURNING 1),
-       woken AS (SELECT pg_notify($9, $10) FROM (SELECT count(*) FROM added) AS n)
+       ${appendEventsCtes(8, 9, 10)}
        SELECT inserted.* FROM inserted, woken`,
       [
         run.run_id,
@@ -212,11 +221,7 @@ export class RunStore {
     const { rows } = closing
       ? await (db ?? this.pool).query<RunRow & { found: boolean | null }>(
           `WITH finished AS (${update}),
-           added AS (
-             INSERT INTO run_events (run_id, seq, event, data)
-             SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($4::jsonb) AS e(seq integer, event text, data jsonb)
-             ON CONFLICT DO NOTHING RETURNING 1),
-           woken AS (SELECT pg_notify($5, $6) FROM (SELECT count(*) FROM added) AS n)
+           ${appendEventsCtes(4, 5, 6)}
            SELECT finished.*, finished.run_id IS NOT NULL AS found FROM woken LEFT JOIN finished ON true`,
           [
             runId,
@@ -276,23 +281,17 @@ export class RunStore {
     return (rowCount ?? 0) > 0;
   }
 
-  /** Appends a batch of events and, in the same statement, sends `notify` (if given). */
+  /** Appends a batch of events and, in the same statement, sends `notify`. */
   async appendEvents(
     runId: string,
     events: RunEvent[],
-    notify?: { channel: string; payload: string },
-    db: Queryable = this.pool,
+    notify: { channel: string; payload: string },
   ): Promise<void> {
     if (!events.length) return;
-    await db.query({
+    await this.pool.query({
       name: 'runs.appendEvents',
-      text: `WITH added AS (
-         INSERT INTO run_events (run_id, seq, event, data)
-         SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($2::jsonb) AS e(seq integer, event text, data jsonb)
-         ON CONFLICT DO NOTHING RETURNING 1)
-       SELECT CASE WHEN $3::text IS NULL THEN NULL ELSE pg_notify($3, $4) END
-       FROM (SELECT count(*) FROM added) AS n`,
-      values: [runId, JSON.stringify(events), notify?.channel ?? null, notify?.payload ?? null],
+      text: `WITH ${appendEventsCtes(2, 3, 4)} SELECT 1 FROM woken`,
+      values: [runId, JSON.stringify(events), notify.channel, notify.payload],
     });
   }
 
