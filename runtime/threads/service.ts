@@ -295,11 +295,13 @@ export class ThreadService {
 
   /** Deletes threads and their checkpoints in one transaction. */
   deleteMany(threadIds: string[]): Promise<string[]> {
-    return withTransaction(this.deps.pool, async (db) => {
-      const deleted = await this.deps.store.deleteMany(threadIds, db);
-      await this.deps.checkpoints.deleteThreads(deleted, db);
-      return deleted;
-    });
+    return withTransaction(this.deps.pool, (db) => this.deleteIn(db, threadIds));
+  }
+
+  private async deleteIn(db: PoolClient, threadIds: string[]): Promise<string[]> {
+    const deleted = await this.deps.store.deleteMany(threadIds, db);
+    await this.deps.checkpoints.deleteThreads(deleted, db);
+    return deleted;
   }
 
   /** Deletes a run's temporary thread and its checkpoints in the transaction that ends the run. */
@@ -309,8 +311,7 @@ export class ThreadService {
   ): Promise<void> {
     await withTransaction(this.deps.pool, async (db) => {
       await inSameTransaction(db);
-      const deleted = await this.deps.store.deleteMany([threadId], db);
-      await this.deps.checkpoints.deleteThreads(deleted, db);
+      await this.deleteIn(db, [threadId]);
     });
   }
 
@@ -378,8 +379,7 @@ export class ThreadService {
       const toPrune = expired
         .filter((t) => t.ttl_strategy === 'keep_latest')
         .map((t) => t.thread_id);
-      await this.deps.store.deleteMany(toDelete, db);
-      await this.deps.checkpoints.deleteThreads(toDelete, db);
+      await this.deleteIn(db, toDelete);
       await this.deps.checkpoints.keepLatest(toPrune, db);
       await this.deps.store.clearStateCache(toPrune, db);
       await this.deps.store.clearExpiry(toPrune, db);
