@@ -125,16 +125,16 @@ export class RunService {
     const targetThread = threadId ?? uuidv7();
     const threadMetadata = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
     const strategy = body.multitask_strategy ?? 'enqueue';
-    let thread = stateless
+    let threadReady = stateless
       ? await this.deps.threads.createForRun(targetThread, threadMetadata, db)
       : await this.deps.threads.lockForRun(targetThread, threadMetadata, db);
-    if (!thread && body.if_not_exists === 'create') {
+    if (!threadReady && body.if_not_exists === 'create') {
       // Another request may create it first; then it is locked like any existing thread.
-      thread =
-        (await this.deps.threads.createForRun(targetThread, threadMetadata, db)) ??
+      threadReady =
+        (await this.deps.threads.createForRun(targetThread, threadMetadata, db)) ||
         (await this.deps.threads.lockForRun(targetThread, threadMetadata, db));
     }
-    if (!thread) throw notFound(`Thread with ID ${targetThread} not found`);
+    if (!threadReady) throw notFound(`Thread with ID ${targetThread} not found`);
     // Only the other strategies look at the runs already there; `enqueue` just queues behind them.
     const inflight = strategy === 'enqueue' ? [] : await this.deps.runs.inflight(targetThread, db);
     if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);

@@ -195,28 +195,30 @@ export class ThreadService {
 
   /**
    * A new thread for a run, created busy (and so, until the creating transaction commits, as
-   * locked as `lockForRun` leaves one). Nothing when the id is taken.
+   * locked as `lockForRun` leaves one). False when the id is taken.
    */
-  createForRun(
+  async createForRun(
     threadId: string,
     metadata: Record<string, unknown>,
     db: PoolClient,
-  ): Promise<ThreadRow | undefined> {
-    return this.deps.store.insert(
+  ): Promise<boolean> {
+    const row = await this.deps.store.insert(
       { thread_id: threadId, metadata, ttl: this.deps.defaultTtl, status: 'busy' },
       db,
     );
+    return row !== undefined;
   }
 
   /**
    * Locks the thread a run is being created on and marks it busy (undone if the creating
-   * transaction rolls back, e.g. when a `reject` strategy refuses the run).
+   * transaction rolls back, e.g. when a `reject` strategy refuses the run). False when the
+   * thread does not exist.
    */
   lockForRun(
     threadId: string,
     metadata: Record<string, unknown>,
     db: PoolClient,
-  ): Promise<ThreadRow | undefined> {
+  ): Promise<boolean> {
     return this.deps.store.lockBusy(threadId, metadata, db);
   }
 

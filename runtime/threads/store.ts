@@ -187,19 +187,20 @@ export class ThreadStore {
   /**
    * A run is being created on the thread: it becomes busy and records which graph and assistant
    * run on it. The row stays locked until the creating transaction ends, so runs on one thread
-   * are created one at a time. Nothing when the thread does not exist.
+   * are created one at a time. False when the thread does not exist.
    */
   async lockBusy(
     threadId: string,
     metadata: Record<string, unknown>,
     db: PoolClient,
-  ): Promise<ThreadRow | undefined> {
-    const { rows } = await db.query<ThreadRow>(
+  ): Promise<boolean> {
+    // Nothing returned: the caller needs only whether the thread exists, not its values.
+    const { rowCount } = await db.query(
       `UPDATE threads SET status = 'busy', metadata = metadata || $2::jsonb, updated_at = now()
-       WHERE thread_id = $1 RETURNING ${COLUMNS}`,
+       WHERE thread_id = $1`,
       [threadId, JSON.stringify(metadata)],
     );
-    return rows[0];
+    return (rowCount ?? 0) > 0;
   }
 
   /**
