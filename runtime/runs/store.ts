@@ -218,11 +218,13 @@ export class RunStore {
     const update = `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
          worker_id = NULL, lease_expires_at = NULL
        WHERE run_id = $1 RETURNING *`;
+    // The joined form returns one row even when the run is gone, its columns then null, so that
+    // the events' NOTIFY is sent either way.
     const { rows } = closing
-      ? await (db ?? this.pool).query<RunRow & { found: boolean | null }>(
+      ? await (db ?? this.pool).query<MaybeRun>(
           `WITH finished AS (${update}),
            ${appendEventsCtes(4, 5, 6)}
-           SELECT finished.*, finished.run_id IS NOT NULL AS found FROM woken LEFT JOIN finished ON true`,
+           SELECT finished.* FROM woken LEFT JOIN finished ON true`,
           [
             runId,
             status,
@@ -232,13 +234,8 @@ export class RunStore {
             closing.notify.payload,
           ],
         )
-      : await (db ?? this.pool).query<RunRow & { found: boolean | null }>(update, [
-          runId,
-          status,
-          error,
-        ]);
-    // The joined form returns one row even when the run is gone: its columns are then null.
-    const finished = rows.filter((r) => r.found !== false).map(withoutFound);
+      : await (db ?? this.pool).query<MaybeRun>(update, [runId, status, error]);
+    const finished = rows.filter((r): r is RunRow => r.run_id !== null);
     if (db && finished.length) await this.onFinished?.(finished, db);
     return finished[0];
   }
@@ -398,8 +395,5 @@ export class RunStore {
   }
 }
 
-function withoutFound(row: RunRow & { found?: boolean | null }): RunRow {
-  const run: RunRow & { found?: boolean | null } = { ...row };
-  delete run.found;
-  return run;
-}
+/** A row of a LEFT JOIN on runs: every column null when no run matched. */
+type MaybeRun = Omit<RunRow, 'run_id'> & { run_id: string | null };
