@@ -73,7 +73,6 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const informerLogger = logger.child({ context: 'informer' });
-  const crdPath = `/apis/${API_VERSION}`;
   const namespaced = <T extends object>(
     apiVersion: string,
     kind: string,
@@ -85,7 +84,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       {
         apiVersion,
         kind,
-        apiPath: apiVersion === API_VERSION ? crdPath : `/apis/${apiVersion}`,
+        apiPath: `/apis/${apiVersion}`,
         plural,
         labelSelector,
         logger: informerLogger,
@@ -99,7 +98,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     listeners: new Informer<Listener>(kubeConfig, {
       apiVersion: API_VERSION,
       kind: 'Listener',
-      path: `${crdPath}/listeners`,
+      path: `/apis/${API_VERSION}/listeners`,
       logger: informerLogger,
     }),
     workloads: namespaced<V1Deployment>(
