@@ -28,6 +28,7 @@ import type {
   ThreadSearchBody,
   TtlInput,
 } from './schemas.js';
+import { threadRowLoader, type ThreadRowLoader } from './row-loader.js';
 import type { ThreadRow, ThreadStore, Ttl } from './store.js';
 
 export interface ThreadServiceDeps {
@@ -77,7 +78,12 @@ function interruptsOf(snapshot: StateSnapshot): Record<string, unknown> {
 }
 
 export class ThreadService {
-  constructor(private readonly deps: ThreadServiceDeps) {}
+  /** Reads of single threads, batched per turn of the event loop (see `threadRowLoader`). */
+  private readonly rows: ThreadRowLoader;
+
+  constructor(private readonly deps: ThreadServiceDeps) {
+    this.rows = threadRowLoader(deps.store);
+  }
 
   async create(body: ThreadCreateBody): Promise<ThreadRow> {
     const threadId = body.thread_id ?? uuidv7();
@@ -276,7 +282,7 @@ export class ThreadService {
   }
 
   async getRow(threadId: string): Promise<ThreadRow> {
-    const row = await this.deps.store.get(threadId);
+    const row = await this.rows.load(threadId);
     if (!row) throw notFound(`Thread with ID ${threadId} not found`);
     return row;
   }

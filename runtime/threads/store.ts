@@ -108,6 +108,16 @@ export class ThreadStore {
     return rows[0];
   }
 
+  /** Rows of the given threads, in no particular order; unknown ids are simply absent. */
+  async getMany(threadIds: readonly string[]): Promise<ThreadRow[]> {
+    const { rows } = await this.pool.query<ThreadRow>({
+      name: 'threads.get-many',
+      text: `SELECT ${COLUMNS} FROM threads WHERE thread_id = ANY($1::uuid[])`,
+      values: [threadIds],
+    });
+    return rows;
+  }
+
   async getWithStateCache(threadId: string): Promise<ThreadWithStateCache | undefined> {
     const { rows } = await this.pool.query<
       ThreadRow & { state_key: string | null; state_cache: unknown; state_cache_key: string | null }

@@ -1,6 +1,8 @@
 // Threads and their state through the official JS SDK against a running server on PostgreSQL.
 import type { Message, ThreadState } from '@langchain/langgraph-sdk';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { ThreadStore, threadRowLoader } from '../../runtime/threads/index.js';
 import { useRuntime } from '../support/fixture.js';
 
 const rt = useRuntime();
@@ -95,6 +97,70 @@ describe('thread create and read', () => {
     const minutes = (new Date(body.ttl.expires_at).getTime() - Date.now()) / 60_000;
     expect(minutes).toBeGreaterThan(29);
     expect(minutes).toBeLessThanOrEqual(30);
+  });
+});
+
+describe('thread reads batched per turn of the event loop', () => {
+  it('answers each concurrent GET with its own thread, or 404', async () => {
+    const threads = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => rt.client.threads.create({ metadata: { batch: i } })),
+    );
+    const missing = '00000000-0000-4000-8000-0000000000aa';
+    const asked = [
+      ...threads.map((t) => t.thread_id),
+      missing,
+      threads[3]!.thread_id.toUpperCase(),
+    ];
+    const answers = await Promise.all(
+      [...asked, ...asked].map((id) =>
+        rt.http(`/threads/${id}`).then(async (r) => [r.status, await r.json()] as const),
+      ),
+    );
+    answers.forEach(([status, body], i) => {
+      const id = asked[i % asked.length]!;
+      if (id === missing) {
+        expect(status).toBe(404);
+        expect(body).toEqual({ detail: `Thread with ID ${missing} not found` });
+      } else {
+        expect(status).toBe(200);
+        const thread = threads.find((t) => t.thread_id === id.toLowerCase())!;
+        expect(body).toMatchObject({ thread_id: thread.thread_id, metadata: thread.metadata });
+      }
+    });
+  });
+
+  it('reads the rows of one turn with one query, matched by id', async () => {
+    const threads = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => rt.client.threads.create({ metadata: { loader: i } })),
+    );
+    const pool = new pg.Pool({ connectionString: rt.db.url, max: 2 });
+    try {
+      const store = new ThreadStore(pool);
+      const batches: number[] = [];
+      const loader = threadRowLoader({
+        get: (id) => (batches.push(1), store.get(id)),
+        getMany: (ids) => (batches.push(ids.length), store.getMany(ids)),
+      });
+      const missing = '00000000-0000-4000-8000-0000000000bb';
+      const ids = [
+        ...threads.map((t) => t.thread_id).reverse(),
+        missing,
+        threads[0]!.thread_id.toUpperCase(),
+      ];
+      const rows = await Promise.all(ids.map((id) => loader.load(id)));
+      expect(batches).toEqual([7]);
+      expect(rows.map((r) => r?.metadata ?? null)).toEqual([
+        ...threads.map((t) => t.metadata).reverse(),
+        null,
+        threads[0]!.metadata,
+      ]);
+      // A read in a later turn sees a write committed in between.
+      await rt.client.threads.update(threads[1]!.thread_id, { metadata: { loader: 'changed' } });
+      expect((await loader.load(threads[1]!.thread_id))?.metadata).toEqual({ loader: 'changed' });
+      expect(batches).toEqual([7, 1]);
+    } finally {
+      await pool.end();
+    }
   });
 });
 
