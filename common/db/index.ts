@@ -7,6 +7,7 @@ export {
 } from './pool.js';
 export { migrate, readMigrationDir, type Migration, type MigrateOptions } from './migrator.js';
 export { SqlParams, whereClause } from './sql.js';
+export { StatementNames, type PreparedStatementOptions } from './prepared.js';
 export {
   startPostgresServer,
   freePort,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { preparingClient, StatementNames } from './prepared.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -10,6 +11,8 @@ export interface PoolOptions {
   url: string;
   max?: number;
   applicationName?: string;
+  /** Prepare hot parameterised statements on the server (default true; see StatementNames). */
+  prepareHotStatements?: boolean;
 }
 
 export function createPool(options: PoolOptions): Pool {
@@ -18,6 +21,9 @@ export function createPool(options: PoolOptions): Pool {
     max: options.max ?? 20,
     application_name: options.applicationName ?? 'graphdock',
     idleTimeoutMillis: 30_000,
+    ...(options.prepareHotStatements === false
+      ? {}
+      : { Client: preparingClient(new StatementNames()) }),
   });
 }
 

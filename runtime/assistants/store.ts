@@ -15,6 +15,10 @@ export interface AssistantRow {
   updated_at: Date;
 }
 
+/** Every column of `assistants`, named: a prepared statement of `*` breaks when a column is added. */
+const ASSISTANT_COLUMNS =
+  'assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at';
+
 export interface AssistantValues {
   assistant_id: string;
   graph_id: string;
@@ -67,12 +71,12 @@ export class AssistantStore {
          INSERT INTO assistants (assistant_id, graph_id, name, description, config, context, metadata)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (assistant_id) DO NOTHING
-         RETURNING *
+         RETURNING ${ASSISTANT_COLUMNS}
        ), logged AS (
          INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
          SELECT assistant_id, version, graph_id, name, description, config, context, metadata, created_at FROM inserted
        )
-       SELECT * FROM inserted`,
+       SELECT ${ASSISTANT_COLUMNS} FROM inserted`,
       [
         values.assistant_id,
         values.graph_id,
@@ -88,7 +92,7 @@ export class AssistantStore {
 
   async get(assistantId: string, db: Queryable = this.pool): Promise<AssistantRow | undefined> {
     const { rows } = await db.query<AssistantRow>(
-      'SELECT * FROM assistants WHERE assistant_id = $1',
+      `SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1`,
       [assistantId],
     );
     return rows[0];
@@ -131,7 +135,7 @@ export class AssistantStore {
     db: PoolClient,
   ): Promise<AssistantRow | undefined> {
     const current = await db.query<AssistantRow>(
-      'SELECT * FROM assistants WHERE assistant_id = $1 FOR UPDATE',
+      `SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1 FOR UPDATE`,
       [assistantId],
     );
     const row = current.rows[0];
@@ -166,7 +170,7 @@ export class AssistantStore {
     const { rows } = await db.query<AssistantRow>(
       `UPDATE assistants SET graph_id = $2, name = $3, description = $4, config = $5, context = $6,
          metadata = $7, version = $8, updated_at = now()
-       WHERE assistant_id = $1 RETURNING *`,
+       WHERE assistant_id = $1 RETURNING ${ASSISTANT_COLUMNS}`,
       [
         assistantId,
         next.graph_id,
@@ -217,7 +221,9 @@ export class AssistantStore {
          config = v.config, context = v.context, metadata = v.metadata, version = v.version, updated_at = now()
        FROM assistant_versions v
        WHERE a.assistant_id = $1 AND v.assistant_id = $1 AND v.version = $2
-       RETURNING a.*`,
+       RETURNING ${ASSISTANT_COLUMNS.split(', ')
+         .map((column) => `a.${column}`)
+         .join(', ')}`,
       [assistantId, version],
     );
     return rows[0];

@@ -22,6 +22,13 @@ export interface RunRow {
   error: { error: string; message: string } | null;
 }
 
+/** Every column of `runs`, named: a prepared statement of `*` breaks when a column is added. */
+const RUN_COLUMNS =
+  'run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy, attempt, worker_id, lease_expires_at, cancel_action, run_started_at, run_ended_at, error';
+const RUN_COLUMNS_OF_RUNS = RUN_COLUMNS.split(', ')
+  .map((column) => `runs.${column}`)
+  .join(', ');
+
 export interface RunEvent {
   seq: number;
   event: string;
@@ -70,9 +77,9 @@ export class RunStore {
       `WITH inserted AS (
          INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8))
-         RETURNING *),
+         RETURNING ${RUN_COLUMNS}),
        ${appendEventsCtes(8, 9, 10)}
-       SELECT inserted.* FROM inserted, woken`,
+       SELECT ${RUN_COLUMNS} FROM inserted, woken`,
       [
         run.run_id,
         run.thread_id,
@@ -94,7 +101,7 @@ export class RunStore {
   /** Pending and running runs of a thread, oldest first. */
   async inflight(threadId: string, db: Queryable = this.pool): Promise<RunRow[]> {
     const { rows } = await db.query<RunRow>(
-      `SELECT * FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at`,
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at`,
       [threadId],
     );
     return rows;
@@ -106,14 +113,16 @@ export class RunStore {
     db: Queryable = this.pool,
   ): Promise<RunRow | undefined> {
     const { rows } = await db.query<RunRow>(
-      'SELECT * FROM runs WHERE run_id = $1 AND thread_id = $2',
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1 AND thread_id = $2`,
       [runId, threadId],
     );
     return rows[0];
   }
 
   async getById(runId: string, db: Queryable = this.pool): Promise<RunRow | undefined> {
-    const { rows } = await db.query<RunRow>('SELECT * FROM runs WHERE run_id = $1', [runId]);
+    const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [
+      runId,
+    ]);
     return rows[0];
   }
 
@@ -123,7 +132,7 @@ export class RunStore {
     metadata: Record<string, unknown>,
   ): Promise<RunRow | undefined> {
     const { rows } = await this.pool.query<RunRow>(
-      `SELECT * FROM runs WHERE thread_id = $1 AND metadata @> $2::jsonb
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND metadata @> $2::jsonb
        ORDER BY created_at DESC, run_id DESC LIMIT 1`,
       [threadId, JSON.stringify(metadata)],
     );
@@ -135,7 +144,7 @@ export class RunStore {
     options: { limit: number; offset: number; status?: RunStatus | undefined },
   ) {
     const { rows } = await this.pool.query<RunRow>(
-      `SELECT * FROM runs WHERE thread_id = $1 AND ($2::text IS NULL OR status = $2)
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND ($2::text IS NULL OR status = $2)
        ORDER BY created_at DESC, run_id DESC LIMIT $3 OFFSET $4`,
       [threadId, options.status ?? null, options.limit, options.offset],
     );
@@ -172,7 +181,7 @@ export class RunStore {
            lease_expires_at = now() + make_interval(secs => $2::float8),
            run_started_at = coalesce(run_started_at, now()), updated_at = now()
          FROM candidate WHERE runs.run_id = candidate.run_id
-         RETURNING runs.*,
+         RETURNING ${RUN_COLUMNS_OF_RUNS},
            -- Read before this update: the claimed run still counts as pending here.
            (SELECT count(*) > 1 FROM (SELECT 1 FROM runs d WHERE d.status = 'pending' AND d.created_at <= now() LIMIT 2) AS due) AS more_pending`,
         values: [workerId, leaseSeconds],
@@ -217,14 +226,14 @@ export class RunStore {
       );
     const update = `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
          worker_id = NULL, lease_expires_at = NULL
-       WHERE run_id = $1 RETURNING *`;
+       WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
     // The joined form returns one row even when the run is gone, its columns then null, so that
     // the events' NOTIFY is sent either way.
     const { rows } = closing
       ? await (db ?? this.pool).query<MaybeRun>(
           `WITH finished AS (${update}),
            ${appendEventsCtes(4, 5, 6)}
-           SELECT finished.* FROM woken LEFT JOIN finished ON true`,
+           SELECT ${RUN_COLUMNS} FROM woken LEFT JOIN finished ON true`,
           [
             runId,
             status,
@@ -267,7 +276,7 @@ export class RunStore {
   ) {
     const { rows } = await db.query<RunRow>(
       `UPDATE runs SET cancel_action = $2, updated_at = now()
-       WHERE run_id = ANY($1::uuid[]) AND status IN ('pending', 'running') RETURNING *`,
+       WHERE run_id = ANY($1::uuid[]) AND status IN ('pending', 'running') RETURNING ${RUN_COLUMNS}`,
       [runIds, action],
     );
     return rows;
@@ -385,7 +394,7 @@ export class RunStore {
            run_ended_at = CASE WHEN attempt >= $1 THEN now() ELSE NULL END,
            worker_id = NULL, lease_expires_at = NULL, updated_at = now()
          WHERE status = 'running' AND lease_expires_at < now()
-         RETURNING *`,
+         RETURNING ${RUN_COLUMNS}`,
         [maxAttempts],
       );
       const failed = rows.filter((r) => r.status === 'error');
