@@ -8,6 +8,7 @@ export {
 export { migrate, readMigrationDir, type Migration, type MigrateOptions } from './migrator.js';
 export { SqlParams, whereClause } from './sql.js';
 export { StatementNames, type PreparedStatementOptions } from './prepared.js';
+export { parseByteaArray } from './bytea-array.js';
 export {
   startPostgresServer,
   freePort,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { useFastByteaArrays } from './bytea-array.js';
 import { preparingClient, StatementNames } from './prepared.js';
 
 export type Pool = pg.Pool;
@@ -6,6 +7,7 @@ export type PoolClient = pg.PoolClient;
 
 // Return bigint counts as numbers and timestamps as Date objects (the default).
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+useFastByteaArrays();
 
 export interface PoolOptions {
   url: string;
