@@ -3,7 +3,7 @@
 // partial, complete) and the `events` mode (LangChain's streamEvents v2 objects).
 import { isBaseMessage, type BaseMessage, type BaseMessageChunk } from '@langchain/core/messages';
 import type { StreamEvent } from '@langchain/core/tracers/log_stream';
-import { checkpointRef, toJson } from '../state/index.js';
+import { checkpointRef, toJson, type MessageMemo } from '../state/index.js';
 import type { StreamMode } from './schemas.js';
 
 type Push = (event: string, data: unknown) => void;
@@ -76,6 +76,8 @@ export class StreamEventMapper {
   private readonly partial = new Map<string, BaseMessageChunk>();
   /** Ids already sent as `messages/complete`. */
   private readonly completed = new Set<string>();
+  /** Each `values` event repeats the state's messages; each is serialised once per run. */
+  private readonly memo: MessageMemo = new WeakMap();
 
   constructor(
     requested: readonly StreamMode[],
@@ -106,7 +108,7 @@ export class StreamEventMapper {
     if (mode === 'checkpoints') this.push(`${mode}${suffix}`, checkpointPayload(record));
     else if (mode === 'tasks') this.push(`${mode}${suffix}`, taskPayload(record));
     else if (mode === 'debug') this.push(`${mode}${suffix}`, debugPayload(record));
-    else this.push(`${mode}${suffix}`, toJson(data));
+    else this.push(`${mode}${suffix}`, toJson(data, this.memo));
   }
 
   /** One event of `graph.streamEvents` (v2). */
@@ -149,6 +151,10 @@ export class StreamEventMapper {
       this.completed.add(m.id);
       return true;
     });
-    if (fresh.length) this.push('messages/complete', fresh.map(toJson));
+    if (fresh.length)
+      this.push(
+        'messages/complete',
+        fresh.map((message) => toJson(message)),
+      );
   }
 }

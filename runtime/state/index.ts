@@ -1,4 +1,4 @@
-export { toJson, serializeMessage } from './serialize.js';
+export { toJson, serializeMessage, type MessageMemo } from './serialize.js';
 export {
   toThreadState,
   emptyThreadState,

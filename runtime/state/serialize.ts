@@ -2,7 +2,7 @@
 // dicts with every field the Python server emits, so both SDKs read them unchanged.
 import { isBaseMessage, isBaseMessageChunk, type BaseMessage } from '@langchain/core/messages';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 const CLASS_TO_TYPE: Record<string, string> = {
   HumanMessage: 'human',
@@ -58,7 +58,14 @@ function fromLangchainSerialized(value: Record<string, unknown>): Record<string,
   return normaliseMessage(type, (value.kwargs ?? {}) as Record<string, unknown>);
 }
 
-export function toJson(value: unknown): Json {
+/**
+ * Serialised messages by identity, for one stream: a values event repeats every message of the
+ * state, and serialising a message is LangChain's costliest step. Graph state is immutable by
+ * LangGraph's contract, so a message object serialises the same each time it comes back.
+ */
+export type MessageMemo = WeakMap<object, Json>;
+
+export function toJson(value: unknown, memo?: MessageMemo): Json {
   if (value === null || value === undefined) return null;
   switch (typeof value) {
     case 'string':
@@ -75,8 +82,13 @@ export function toJson(value: unknown): Json {
     case 'object':
       break;
   }
-  if (isBaseMessage(value)) return serializeMessage(value);
-  if (Array.isArray(value)) return value.map(toJson);
+  if (isBaseMessage(value)) {
+    if (!memo) return serializeMessage(value);
+    let json = memo.get(value);
+    if (json === undefined) memo.set(value, (json = serializeMessage(value)));
+    return json;
+  }
+  if (Array.isArray(value)) return value.map((item) => toJson(item, memo));
   if (value instanceof Date) return value.toISOString();
   if (value instanceof Map) return toJson(Object.fromEntries(value));
   if (value instanceof Set) return toJson([...value]);
@@ -85,7 +97,7 @@ export function toJson(value: unknown): Json {
   if (message) return message;
   const out: Record<string, Json> = {};
   for (const [key, v] of Object.entries(record)) {
-    if (v !== undefined) out[key] = toJson(v);
+    if (v !== undefined) out[key] = toJson(v, memo);
   }
   return out;
 }

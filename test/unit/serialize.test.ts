@@ -63,3 +63,18 @@ describe('toJson', () => {
     });
   });
 });
+
+describe('toJson with a message memo', () => {
+  it('serialises each message object once and answers the same as without the memo', () => {
+    const memo = new WeakMap<object, ReturnType<typeof toJson>>();
+    const human = new HumanMessage({ content: 'hi', id: 'h1' });
+    const ai = new AIMessage({ content: 'echo: hi', id: 'a1' });
+    const first = toJson({ messages: [human] }, memo) as { messages: unknown[] };
+    const second = toJson({ messages: [human, ai] }, memo) as { messages: unknown[] };
+    expect(second).toEqual(toJson({ messages: [human, ai] }));
+    expect(second.messages[0]).toBe(first.messages[0]);
+    // An equal but different object is serialised on its own.
+    const copy = new HumanMessage({ content: 'other', id: 'h1' });
+    expect((toJson([copy], memo) as { content: string }[])[0]?.content).toBe('other');
+  });
+});
