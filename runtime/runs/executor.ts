@@ -63,6 +63,8 @@ export class RunExecutor {
     if (run.attempt > 1) writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
     let status: RunStatus = 'success';
     let error: { error: string; message: string } | null = null;
+    /** The thread's values when the run ran to its end and the stream showed them. */
+    let finalValues: unknown;
     const assistant = await this.deps.assistants.get(run.assistant_id);
     try {
       const configurable = {
@@ -128,6 +130,7 @@ export class RunExecutor {
         const stream = await graph.stream(input, options);
         for await (const chunk of stream as AsyncIterable<unknown[]>) mapper.graphChunk(chunk);
       }
+      finalValues = mapper.finalValues();
     } catch (err) {
       const reason: unknown = signal.aborted ? signal.reason : undefined;
       if (reason === 'shutdown') {
@@ -183,6 +186,7 @@ export class RunExecutor {
         assistant.graph_id,
         error,
         (db) => this.deps.runs.finish(run.run_id, status, error, db, finalEvents),
+        status === 'success' ? finalValues : undefined,
       );
       this.deps.events.publish(run.run_id, closing);
       log.debug({ status }, 'run finished');

@@ -70,6 +70,10 @@ function debugPayload(chunk: Record<string, unknown>): Json {
   return toJson(chunk);
 }
 
+function isInterruptChunk(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && '__interrupt__' in data;
+}
+
 export class StreamEventMapper {
   private readonly requested: Set<StreamMode>;
   /** Accumulated chunks of each streamed message, for `messages/partial`. */
@@ -78,6 +82,10 @@ export class StreamEventMapper {
   private readonly completed = new Set<string>();
   /** Each `values` event repeats the state's messages; each is serialised once per run. */
   private readonly memo: MessageMemo = new WeakMap();
+  /** The root graph's state after its last superstep, as LangGraph streamed it. */
+  private lastValues: unknown;
+  /** Whether the root graph stopped at an interrupt (its last `values` chunk says so). */
+  private interrupted = false;
 
   constructor(
     requested: readonly StreamMode[],
@@ -95,7 +103,11 @@ export class StreamEventMapper {
       unknown,
     ];
     const suffix = ns.length ? `|${ns.join('|')}` : '';
-    if (mode === 'values' && !ns.length && this.requested.has('messages')) this.completeFrom(data);
+    if (mode === 'values' && !ns.length) {
+      if (isInterruptChunk(data)) this.interrupted = true;
+      else this.lastValues = data;
+      if (this.requested.has('messages')) this.completeFrom(data);
+    }
     if (mode === 'messages') {
       if (this.requested.has('messages-tuple')) {
         const [message, metadata] = data as [unknown, unknown];
@@ -109,6 +121,16 @@ export class StreamEventMapper {
     else if (mode === 'tasks') this.push(`${mode}${suffix}`, taskPayload(record));
     else if (mode === 'debug') this.push(`${mode}${suffix}`, debugPayload(record));
     else this.push(`${mode}${suffix}`, toJson(data, this.memo));
+  }
+
+  /**
+   * The thread's final values as JSON when the run ran to its end: every interrupt (`interrupt()`,
+   * interrupt before or after a node) ends the root stream with an `__interrupt__` chunk, so
+   * without one nothing is left to run. Undefined when that cannot be told from the stream.
+   */
+  finalValues(): Json | undefined {
+    if (this.interrupted || this.lastValues === undefined) return undefined;
+    return toJson(this.lastValues, this.memo);
   }
 
   /** One event of `graph.streamEvents` (v2). */

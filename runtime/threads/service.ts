@@ -251,7 +251,21 @@ export class ThreadService {
     graphId: string,
     error: unknown,
     inSameTransaction?: (db: PoolClient) => Promise<unknown>,
+    completedWith?: unknown,
   ): Promise<{ runsPending: boolean }> {
+    const { status, state } =
+      completedWith !== undefined && !error
+        ? // The run ran to its end: nothing is next, and its last values are the state's.
+          { status: 'idle' as const, state: { values: completedWith, interrupts: {} } }
+        : await this.stateAfterRun(threadId, graphId, error);
+    // The run's final status and the thread's change together: no reader sees one without the other.
+    return withTransaction(this.deps.pool, async (db) => {
+      await inSameTransaction?.(db);
+      return this.deps.store.settle(threadId, status, error, db, state);
+    });
+  }
+
+  private async stateAfterRun(threadId: string, graphId: string, error: unknown) {
     const graph = await this.requireGraph(graphId);
     const snapshot = await graph.getState({
       configurable: { thread_id: threadId, checkpoint_ns: '' },
@@ -260,13 +274,15 @@ export class ThreadService {
     const stopped =
       latest !== undefined &&
       (latest.next.length > 0 || Object.keys(interruptsOf(latest)).length > 0);
-    const status = error ? 'error' : stopped ? 'interrupted' : 'idle';
-    const state = { values: toJson(snapshot.values ?? {}), interrupts: interruptsOf(snapshot) };
-    // The run's final status and the thread's change together: no reader sees one without the other.
-    return withTransaction(this.deps.pool, async (db) => {
-      await inSameTransaction?.(db);
-      return this.deps.store.settle(threadId, status, error, db, state);
-    });
+    const status = error
+      ? ('error' as const)
+      : stopped
+        ? ('interrupted' as const)
+        : ('idle' as const);
+    return {
+      status,
+      state: { values: toJson(snapshot.values ?? {}), interrupts: interruptsOf(snapshot) },
+    };
   }
 
   /** Ends a run whose thread state cannot be read: the thread goes to `error`, its values stay. */

@@ -59,6 +59,47 @@ describe('waiting for a run', () => {
   });
 });
 
+describe("the thread's values after a run", () => {
+  // A run that ends without an interrupt settles its thread from its own stream; the thread's
+  // values must be what its checkpoints say, for every kind of graph and stream mode.
+  it.each([
+    ['echo', hi('one'), ['values']],
+    ['echo', hi('two'), ['updates']],
+    ['agent', hi('add 2 and 3'), ['values', 'messages-tuple']],
+    ['nested', hi('deep'), ['values']],
+  ] as const)('%s with %j equal the checkpointed state', async (graph, input, streamMode) => {
+    const thread = await rt.client.threads.create();
+    for (let turn = 0; turn < 2; turn++) {
+      // The SDK's wait takes no stream modes; the API does.
+      const res = await rt.http(`/threads/${thread.thread_id}/runs/wait`, {
+        method: 'POST',
+        json: { assistant_id: graph, input, stream_mode: streamMode },
+      });
+      expect(res.status).toBe(200);
+    }
+    const row = await rt.client.threads.get(thread.thread_id);
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(row.status).toBe('idle');
+    expect(row.interrupts).toEqual({});
+    expect(state.next).toEqual([]);
+    expect(row.values).toEqual(state.values);
+    expect((row.values as Values).messages.length).toBeGreaterThan(2);
+  });
+
+  it('after an interrupt before a node, the thread is interrupted with that node next', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.wait(thread.thread_id, 'agent', {
+      input: hi('add 2 and 3'),
+      interruptBefore: ['tools'],
+    });
+    const row = await rt.client.threads.get(thread.thread_id);
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(['tools']);
+    expect(row.status).toBe('interrupted');
+    expect(row.values).toEqual(state.values);
+  });
+});
+
 describe('background runs', () => {
   it('creates a pending run, then joins it', async () => {
     const thread = await rt.client.threads.create();
