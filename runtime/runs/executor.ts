@@ -26,6 +26,14 @@ export interface RunKwargs {
   durability?: 'sync' | 'async' | 'exit' | null;
 }
 
+/** What the executor needs of an assistant beyond what the run carries. */
+interface RunAssistant {
+  assistant_id: string;
+  graph_id: string;
+  config: { configurable?: unknown };
+  context: Record<string, unknown>;
+}
+
 export interface ExecutorDeps {
   /** Waits for a thread's in-flight checkpoint writes (see GraphdockCheckpointer.idle). */
   checkpointsIdle: (threadId: string) => Promise<void>;
@@ -48,6 +56,23 @@ function errorOf(err: unknown): { error: string; message: string } {
 export class RunExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
+  /**
+   * The assistant settings a run executes with. Runs carry them from their creation (merged into
+   * their config and context, as the official server does); runs created before that read the
+   * assistant as it is now.
+   */
+  private async assistantOf(run: RunRow, kwargs: RunKwargs): Promise<RunAssistant> {
+    const graphId = kwargs.config?.configurable as Record<string, unknown> | undefined;
+    if (typeof graphId?.graph_id === 'string')
+      return {
+        assistant_id: run.assistant_id,
+        graph_id: graphId.graph_id,
+        config: {},
+        context: {},
+      };
+    return this.deps.assistants.get(run.assistant_id);
+  }
+
   /** Runs `run` to its end; resolves to whether other runs now wait to be claimed. */
   async execute(run: RunRow, cancel: AbortSignal): Promise<boolean> {
     const deadline = AbortSignal.timeout(this.deps.timeoutMs);
@@ -65,7 +90,7 @@ export class RunExecutor {
     let error: { error: string; message: string } | null = null;
     /** The thread's values when the run ran to its end and the stream showed them. */
     let finalValues: unknown;
-    const assistant = await this.deps.assistants.get(run.assistant_id);
+    const assistant = await this.assistantOf(run, kwargs);
     try {
       const configurable = {
         ...((assistant.config.configurable as Record<string, unknown> | undefined) ?? {}),

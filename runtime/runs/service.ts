@@ -45,6 +45,26 @@ function withHeaders(
   return { ...(config ?? {}), configurable: { ...headers, ...configurable } };
 }
 
+/**
+ * The run's config over its assistant's, as the official server merges them at creation: the
+ * run executes with the assistant as it was then, and the executor needs no second read of it.
+ */
+function withAssistant(
+  assistant: { assistant_id: string; graph_id: string; config: Record<string, unknown> },
+  config: Record<string, unknown> | null,
+): Record<string, unknown> {
+  return {
+    ...assistant.config,
+    ...(config ?? {}),
+    configurable: {
+      ...((assistant.config.configurable) ?? {}),
+      ...((config?.configurable) ?? {}),
+      graph_id: assistant.graph_id,
+      assistant_id: assistant.assistant_id,
+    },
+  };
+}
+
 export function runBody(row: RunRow) {
   return {
     run_id: row.run_id,
@@ -112,8 +132,14 @@ export class RunService {
     const kwargs: RunKwargs = {
       input: body.input ?? null,
       command: body.command ?? null,
-      config: withHeaders(body.config, this.selectHeaders(requestHeaders)),
-      context: body.context ?? null,
+      config: withAssistant(
+        assistant,
+        withHeaders(body.config, this.selectHeaders(requestHeaders)),
+      ),
+      context:
+        body.context || Object.keys(assistant.context).length
+          ? { ...assistant.context, ...(body.context ?? {}) }
+          : null,
       stream_mode: streamModes(body),
       stream_subgraphs: body.stream_subgraphs ?? false,
       interrupt_before: body.interrupt_before ?? null,

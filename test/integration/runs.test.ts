@@ -100,6 +100,67 @@ describe("the thread's values after a run", () => {
   });
 });
 
+describe("the assistant's settings", () => {
+  const checkpointConfigs = async (threadId: string, runId: string) => {
+    const configs: Record<string, unknown>[] = [];
+    for await (const part of rt.client.runs.joinStream(threadId, runId, {
+      streamMode: 'checkpoints',
+    } as never)) {
+      if (part.event === 'checkpoints')
+        configs.push(
+          (part.data as { config: { configurable: Record<string, unknown> } }).config.configurable,
+        );
+    }
+    return configs;
+  };
+
+  it('are merged into the run when it is created, and it executes with them', async () => {
+    const assistant = await rt.client.assistants.create({
+      graphId: 'echo',
+      config: { configurable: { tone: 'calm' }, tags: ['from-assistant'] },
+      context: { region: 'eu' },
+    });
+    const thread = await rt.client.threads.create();
+    // A slow run holds the thread, so the next one waits in the queue.
+    await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('first') });
+    const queued = await rt.client.runs.create(thread.thread_id, assistant.assistant_id, {
+      input: hi('second'),
+      config: { configurable: { mood: 'sunny' } },
+      streamMode: ['checkpoints'],
+      streamResumable: true,
+    });
+    const stored = await rt.client.runs.get(thread.thread_id, queued.run_id);
+    const { kwargs } = stored as unknown as {
+      kwargs: { config: Record<string, unknown>; context: unknown };
+    };
+    expect(kwargs.config).toMatchObject({
+      tags: ['from-assistant'],
+      configurable: {
+        tone: 'calm',
+        mood: 'sunny',
+        graph_id: 'echo',
+        assistant_id: assistant.assistant_id,
+      },
+    });
+    expect(kwargs.context).toEqual({ region: 'eu' });
+    // Changed while the run waits: the run keeps what it was created with.
+    await rt.client.assistants.update(assistant.assistant_id, {
+      config: { configurable: { tone: 'sharp' } },
+    });
+    const configs = await checkpointConfigs(thread.thread_id, queued.run_id);
+    expect(configs.length).toBeGreaterThan(0);
+    for (const configurable of configs)
+      expect(configurable).toMatchObject({ tone: 'calm', mood: 'sunny' });
+    const next = await rt.client.runs.create(thread.thread_id, assistant.assistant_id, {
+      input: hi('third'),
+      streamMode: ['checkpoints'],
+      streamResumable: true,
+    });
+    for (const configurable of await checkpointConfigs(thread.thread_id, next.run_id))
+      expect(configurable).toMatchObject({ tone: 'sharp' });
+  });
+});
+
 describe('background runs', () => {
   it('creates a pending run, then joins it', async () => {
     const thread = await rt.client.threads.create();
