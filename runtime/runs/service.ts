@@ -11,7 +11,7 @@ import type { RunKwargs } from './executor.js';
 import { CHANNELS, type Notifier } from './notifier.js';
 import type { BulkCancelBody, RunCreateBody, StreamMode } from './schemas.js';
 import type { SseFrame } from './sse.js';
-import type { RunRow, RunStatus, RunStore } from './store.js';
+import type { NewRun, RunEvent, RunRow, RunStatus, RunStore } from './store.js';
 import { threadEvents, type ThreadCursor, type ThreadStreamMode } from './thread-stream.js';
 
 export const REJECT_DETAIL =
@@ -57,8 +57,8 @@ function withAssistant(
     ...assistant.config,
     ...(config ?? {}),
     configurable: {
-      ...((assistant.config.configurable) ?? {}),
-      ...((config?.configurable) ?? {}),
+      ...(assistant.config.configurable ?? {}),
+      ...(config?.configurable ?? {}),
       graph_id: assistant.graph_id,
       assistant_id: assistant.assistant_id,
     },
@@ -77,6 +77,13 @@ export function runBody(row: RunRow) {
     kwargs: row.kwargs,
     multitask_strategy: row.multitask_strategy,
   };
+}
+
+interface PlannedRun {
+  stateless: boolean;
+  threadMetadata: Record<string, unknown>;
+  run: NewRun;
+  opening: { events: RunEvent[]; notify: { channel: string; payload: string } };
 }
 
 export interface CreatedRun {
@@ -100,8 +107,22 @@ export class RunService {
   ): Promise<RunRow> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
+    const planned = await this.plan(threadId, body, {}, requestHeaders);
+    // An `enqueue` run, or one on a new temporary thread, needs nothing from the runs already
+    // there: one statement marks (or creates) the thread busy and inserts the run with its first
+    // event. A missing thread falls through to the transaction, which creates it or answers 404.
+    if (planned.stateless || planned.run.multitask_strategy === 'enqueue') {
+      const thread = planned.stateless
+        ? this.deps.threads.newBusyThread(planned.run.thread_id, planned.threadMetadata)
+        : this.deps.threads.lockedBusyThread(planned.run.thread_id, planned.threadMetadata);
+      const run = await this.deps.runs.insert(planned.run, planned.opening, this.deps.pool, thread);
+      if (run) {
+        await this.announce({ run, cancelled: [] });
+        return run;
+      }
+    }
     const created = await withTransaction(this.deps.pool, (db) =>
-      this.createInTransaction(db, threadId, body, {}, requestHeaders),
+      this.createPlanned(db, planned, body),
     );
     await this.announce(created);
     return created.run;
@@ -118,6 +139,20 @@ export class RunService {
     extraKwargs: Record<string, unknown> = {},
     requestHeaders: IncomingHttpHeaders = {},
   ): Promise<CreatedRun> {
+    return this.createPlanned(
+      db,
+      await this.plan(threadId, body, extraKwargs, requestHeaders),
+      body,
+    );
+  }
+
+  /** Everything about a new run that needs no lock: its assistant, kwargs, ids and first event. */
+  private async plan(
+    threadId: string | undefined,
+    body: RunCreateBody,
+    extraKwargs: Record<string, unknown>,
+    requestHeaders: IncomingHttpHeaders,
+  ): Promise<PlannedRun> {
     const assistant = await this.deps.assistants.get(body.assistant_id).catch((err: unknown) => {
       throw err instanceof AppError && err.code === 'NOT_FOUND'
         ? notFound(
@@ -149,8 +184,33 @@ export class RunService {
       durability: body.durability ?? (body.checkpoint_during === false ? 'exit' : null),
     };
     const targetThread = threadId ?? uuidv7();
-    const threadMetadata = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
-    const strategy = body.multitask_strategy ?? 'enqueue';
+    const runId = uuidv7();
+    return {
+      stateless,
+      threadMetadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+      run: {
+        run_id: runId,
+        thread_id: targetThread,
+        assistant_id: assistant.assistant_id,
+        metadata: body.metadata ?? {},
+        kwargs: { ...kwargs, ...(body.webhook ? { webhook: body.webhook } : {}), ...extraKwargs },
+        multitask_strategy: body.multitask_strategy ?? 'enqueue',
+        after_seconds: body.after_seconds ?? 0,
+      },
+      // Its NOTIFY wakes the workers and thread streams of other replicas when this commits.
+      opening: this.deps.events.opening(runId, { channel: CHANNELS.runs, payload: targetThread }),
+    };
+  }
+
+  /** Locks (or creates) the thread, applies the multitask strategy and inserts the run. */
+  private async createPlanned(
+    db: PoolClient,
+    planned: PlannedRun,
+    body: RunCreateBody,
+  ): Promise<CreatedRun> {
+    const { stateless, threadMetadata } = planned;
+    const targetThread = planned.run.thread_id;
+    const strategy = planned.run.multitask_strategy;
     let threadReady = stateless
       ? await this.deps.threads.createForRun(targetThread, threadMetadata, db)
       : await this.deps.threads.lockForRun(targetThread, threadMetadata, db);
@@ -164,25 +224,8 @@ export class RunService {
     // Only the other strategies look at the runs already there; `enqueue` just queues behind them.
     const inflight = strategy === 'enqueue' ? [] : await this.deps.runs.inflight(targetThread, db);
     if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
-    const runId = uuidv7();
-    // Its NOTIFY wakes the workers and thread streams of other replicas when this commits.
-    const opening = this.deps.events.opening(runId, {
-      channel: CHANNELS.runs,
-      payload: targetThread,
-    });
-    const run = await this.deps.runs.insert(
-      {
-        run_id: runId,
-        thread_id: targetThread,
-        assistant_id: assistant.assistant_id,
-        metadata: body.metadata ?? {},
-        kwargs: { ...kwargs, ...(body.webhook ? { webhook: body.webhook } : {}), ...extraKwargs },
-        multitask_strategy: strategy,
-        after_seconds: body.after_seconds ?? 0,
-      },
-      opening,
-      db,
-    );
+    const run = await this.deps.runs.insert(planned.run, planned.opening, db);
+    if (!run) throw new Error('run insert returned nothing');
     const cancelled =
       strategy === 'interrupt' || strategy === 'rollback'
         ? await this.deps.runs.requestCancel(

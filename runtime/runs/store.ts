@@ -29,6 +29,26 @@ const RUN_COLUMNS_OF_RUNS = RUN_COLUMNS.split(', ')
   .map((column) => `runs.${column}`)
   .join(', ');
 
+/** A new run's row, as `insert` takes it. */
+export interface NewRun {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  metadata: Record<string, unknown>;
+  kwargs: Record<string, unknown>;
+  multitask_strategy: string;
+  after_seconds: number;
+}
+
+/**
+ * A statement from another store that runs as a CTE of `insert`: `sql(first)` numbers its
+ * parameters from `$first`, in the order of `values`, and returns the rows it touched.
+ */
+export interface ThreadStatement {
+  sql: (first: number) => string;
+  values: unknown[];
+}
+
 export interface RunEvent {
   seq: number;
   event: string;
@@ -45,12 +65,19 @@ export type RunsFinishedHook = (runs: RunRow[], db: PoolClient) => Promise<void>
  * beside other work: `added` inserts the JSON array `$<events>` for run `$1`; `woken` (one row)
  * notifies `$<channel>` with `$<payload>` once they are in.
  */
-function appendEventsCtes(events: number, channel: number, payload: number): string {
+function appendEventsCtes(
+  events: number,
+  channel: number,
+  payload: number,
+  onlyWith?: string,
+): string {
+  // `onlyWith`: a CTE that may be empty; then no event is written and no NOTIFY sent.
+  const gate = onlyWith ? ` WHERE EXISTS (SELECT 1 FROM ${onlyWith})` : '';
   return `added AS (
        INSERT INTO run_events (run_id, seq, event, data)
-       SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($${events}::jsonb) AS e(seq integer, event text, data jsonb)
+       SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($${events}::jsonb) AS e(seq integer, event text, data jsonb)${gate}
        ON CONFLICT DO NOTHING RETURNING 1),
-     woken AS (SELECT pg_notify($${channel}, $${payload}) FROM (SELECT count(*) FROM added) AS n)`;
+     woken AS (SELECT pg_notify($${channel}, $${payload}) FROM (SELECT count(*) FROM added) AS n${gate})`;
 }
 
 export class RunStore {
@@ -59,43 +86,51 @@ export class RunStore {
     private readonly onFinished?: RunsFinishedHook,
   ) {}
 
-  /** Inserts a run with its `opening` events, and their NOTIFY, in one statement. */
+  /**
+   * Inserts a run with its `opening` events, and their NOTIFY, in one statement. With `thread`
+   * (a statement from the threads store that marks the run's thread busy and returns its id) that
+   * is part of the same statement, and nothing is inserted, undefined returned, when it finds no
+   * thread.
+   */
   async insert(
-    run: {
-      run_id: string;
-      thread_id: string;
-      assistant_id: string;
-      metadata: Record<string, unknown>;
-      kwargs: Record<string, unknown>;
-      multitask_strategy: string;
-      after_seconds: number;
-    },
+    run: NewRun,
     opening: { events: RunEvent[]; notify: { channel: string; payload: string } },
-    db: PoolClient,
-  ): Promise<RunRow> {
-    const { rows } = await db.query<RunRow>(
-      `WITH inserted AS (
-         INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8))
-         RETURNING ${RUN_COLUMNS}),
-       ${appendEventsCtes(8, 9, 10)}
-       SELECT ${RUN_COLUMNS} FROM inserted, woken`,
-      [
-        run.run_id,
-        run.thread_id,
-        run.assistant_id,
-        run.metadata,
-        run.kwargs,
-        run.multitask_strategy,
-        run.after_seconds,
-        JSON.stringify(opening.events),
-        opening.notify.channel,
-        opening.notify.payload,
-      ],
-    );
-    const row = rows[0];
-    if (!row) throw new Error('run insert returned nothing');
-    return row;
+    db: Queryable,
+    thread?: ThreadStatement,
+  ): Promise<RunRow | undefined> {
+    const values: unknown[] = [
+      run.run_id,
+      run.thread_id,
+      run.assistant_id,
+      run.metadata,
+      run.kwargs,
+      run.multitask_strategy,
+      run.after_seconds,
+      JSON.stringify(opening.events),
+      opening.notify.channel,
+      opening.notify.payload,
+    ];
+    const columns = `run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at`;
+    const row = `$1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8)`;
+    const { rows } = thread
+      ? await db.query<RunRow>(
+          `WITH thread AS (${thread.sql(values.length + 1)}),
+           inserted AS (
+             INSERT INTO runs (${columns}) SELECT ${row} FROM thread
+             RETURNING ${RUN_COLUMNS}),
+           ${appendEventsCtes(8, 9, 10, 'inserted')}
+           SELECT ${RUN_COLUMNS} FROM inserted, woken`,
+          [...values, ...thread.values],
+        )
+      : await db.query<RunRow>(
+          `WITH inserted AS (
+             INSERT INTO runs (${columns}) VALUES (${row})
+             RETURNING ${RUN_COLUMNS}),
+           ${appendEventsCtes(8, 9, 10)}
+           SELECT ${RUN_COLUMNS} FROM inserted, woken`,
+          values,
+        );
+    return rows[0];
   }
 
   /** Pending and running runs of a thread, oldest first. */

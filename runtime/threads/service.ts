@@ -29,7 +29,7 @@ import type {
   TtlInput,
 } from './schemas.js';
 import { threadRowLoader, type ThreadRowLoader } from './row-loader.js';
-import type { ThreadRow, ThreadStore, Ttl } from './store.js';
+import type { EmbeddedStatement, ThreadRow, ThreadStore, Ttl } from './store.js';
 
 export interface ThreadServiceDeps {
   pool: Pool;
@@ -213,6 +213,16 @@ export class ThreadService {
       db,
     );
     return row !== undefined;
+  }
+
+  /** `createForRun` as a statement for the runs store to embed in a run's insert. */
+  newBusyThread(threadId: string, metadata: Record<string, unknown>): EmbeddedStatement {
+    return this.deps.store.insertBusyStatement(threadId, metadata, this.deps.defaultTtl);
+  }
+
+  /** `lockForRun` as a statement for the runs store to embed in a run's insert. */
+  lockedBusyThread(threadId: string, metadata: Record<string, unknown>): EmbeddedStatement {
+    return this.deps.store.lockBusyStatement(threadId, metadata);
   }
 
   /**

@@ -199,6 +199,34 @@ export class ThreadStore {
    * run on it. The row stays locked until the creating transaction ends, so runs on one thread
    * are created one at a time. False when the thread does not exist.
    */
+  /**
+   * `lockBusy` and `insert` (busy) as statements another store runs inside its own, with
+   * parameters numbered from `$first`; each returns the thread's id when it took effect.
+   */
+  lockBusyStatement(threadId: string, metadata: Record<string, unknown>): EmbeddedStatement {
+    return {
+      sql: (first) =>
+        `UPDATE threads SET status = 'busy', metadata = metadata || $${first + 1}::jsonb, updated_at = now()
+         WHERE thread_id = $${first} RETURNING thread_id`,
+      values: [threadId, JSON.stringify(metadata)],
+    };
+  }
+
+  insertBusyStatement(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    ttl: Ttl | undefined,
+  ): EmbeddedStatement {
+    return {
+      sql: (first) =>
+        `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
+         VALUES ($${first}, $${first + 1}, '{}'::jsonb, $${first + 2}, $${first + 3},
+           CASE WHEN $${first + 2}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $${first + 2}::float8 * 60) END, 'busy')
+         ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id`,
+      values: [threadId, metadata, ttl?.minutes ?? null, ttl?.strategy ?? null],
+    };
+  }
+
   async lockBusy(
     threadId: string,
     metadata: Record<string, unknown>,
@@ -348,6 +376,12 @@ export class ThreadStore {
 }
 
 /** What a thread row keeps of its latest checkpoint. */
+/** SQL for another store's statement to embed; `sql(first)` numbers parameters from `$first`. */
+export interface EmbeddedStatement {
+  sql: (first: number) => string;
+  values: unknown[];
+}
+
 export interface ThreadStateColumns {
   values: unknown;
   interrupts: Record<string, unknown>;

@@ -1,5 +1,6 @@
 // Runs through the official JS SDK: the queue, waiting, streaming, joining, multitask
 // strategies, interrupts and cancellation, on a real server and PostgreSQL.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
 
@@ -449,5 +450,37 @@ describe('run errors', () => {
       json: { assistant_id: 'echo' },
     });
     expect(noThread.status).toBe(404);
+  });
+
+  it('leaves no run and no event behind for a thread that does not exist', async () => {
+    const sql = new pg.Client({ connectionString: rt.db.url });
+    await sql.connect();
+    try {
+      const count = async () =>
+        (
+          await sql.query<{ runs: number; events: number }>(
+            'SELECT (SELECT count(*)::int FROM runs) AS runs, (SELECT count(*)::int FROM run_events) AS events',
+          )
+        ).rows[0];
+      const missing = crypto.randomUUID();
+      const before = await count();
+      for (const strategy of ['enqueue', 'reject', 'interrupt']) {
+        const res = await rt.http(`/threads/${missing}/runs`, {
+          method: 'POST',
+          json: { assistant_id: 'echo', multitask_strategy: strategy },
+        });
+        expect(res.status).toBe(404);
+        expect(await res.json()).toEqual({ detail: `Thread with ID ${missing} not found` });
+      }
+      expect(await count()).toEqual(before);
+      // if_not_exists creates it, through the same first attempt.
+      const created = await rt.client.runs.wait(missing, 'echo', {
+        input: hi('made'),
+        ifNotExists: 'create',
+      });
+      expect(contents(created)).toEqual(['made', 'echo: made']);
+    } finally {
+      await sql.end();
+    }
   });
 });
