@@ -24,6 +24,8 @@ export interface RunKwargs {
   temporary?: boolean;
   /** When checkpoints are written: every step (`sync`/`async`) or only at the end (`exit`). */
   durability?: 'sync' | 'async' | 'exit' | null;
+  /** Where to POST the run when it ends (queued by the finish hook in the same transaction). */
+  webhook?: string;
 }
 
 /** What the executor needs of an assistant beyond what the run carries. */
@@ -204,6 +206,19 @@ export class RunExecutor {
       this.deps.events.publish(run.run_id, closing);
       log.debug({ status }, 'run finished');
       return false;
+    }
+    if (status === 'success' && finalValues !== undefined && !kwargs.webhook) {
+      // Ran to its end, and no webhook to queue with it: the run's status, its last events and
+      // the thread's values and status are one statement.
+      const settled = await this.deps.runs.finishWithThread(
+        run.run_id,
+        status,
+        finalEvents,
+        this.deps.threads.settleCompletedStatement(run.thread_id, run.run_id, finalValues),
+      );
+      this.deps.events.publish(run.run_id, closing);
+      log.debug({ status }, 'run finished');
+      return settled.runsPending;
     }
     try {
       const settled = await this.deps.threads.settleAfterRun(

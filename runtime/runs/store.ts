@@ -284,6 +284,38 @@ export class RunStore {
     return finished[0];
   }
 
+  /**
+   * `finish` with its closing events and the thread's settling (`thread`, a statement from the
+   * threads store returning `runs_pending`) as one statement, without a transaction. Only for a
+   * run the finish hook has nothing to do for (it has no webhook). Says whether runs are pending
+   * on the thread.
+   */
+  async finishWithThread(
+    runId: string,
+    status: RunStatus,
+    closing: { events: RunEvent[]; notify: { channel: string; payload: string } },
+    thread: ThreadStatement,
+  ): Promise<{ runsPending: boolean }> {
+    const { rows } = await this.pool.query<{ runs_pending: boolean | null }>(
+      `WITH finished AS (
+         UPDATE runs SET status = $2, error = NULL, run_ended_at = now(), updated_at = now(),
+           worker_id = NULL, lease_expires_at = NULL
+         WHERE run_id = $1 RETURNING run_id),
+       ${appendEventsCtes(3, 4, 5)},
+       thread AS (${thread.sql(6)})
+       SELECT (SELECT runs_pending FROM thread) AS runs_pending FROM woken`,
+      [
+        runId,
+        status,
+        JSON.stringify(closing.events),
+        closing.notify.channel,
+        closing.notify.payload,
+        ...thread.values,
+      ],
+    );
+    return { runsPending: rows[0]?.runs_pending ?? false };
+  }
+
   /** Ids of every active run in a status (`all`: pending and running). */
   async activeIds(
     status: 'pending' | 'running' | 'all',

@@ -275,6 +275,14 @@ export class ThreadService {
     });
   }
 
+  /**
+   * `settleAfterRun` for a run that ran to its end with `values`, as a statement the runs store
+   * embeds in the one that finishes run `runId` (see RunStore.finishWithThread).
+   */
+  settleCompletedStatement(threadId: string, runId: string, values: unknown): EmbeddedStatement {
+    return this.deps.store.settleStatement(threadId, runId, 'idle', { values, interrupts: {} });
+  }
+
   private async stateAfterRun(threadId: string, graphId: string, error: unknown) {
     const graph = await this.requireGraph(graphId);
     const snapshot = await graph.getState({

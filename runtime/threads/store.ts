@@ -242,6 +242,34 @@ export class ThreadStore {
   }
 
   /**
+   * `settle` with `state`, as a statement for the runs store to embed in the statement that
+   * finishes run `runId`. That run still reads as running inside the statement, so it is left out
+   * of the runs the thread waits on.
+   */
+  settleStatement(
+    threadId: string,
+    runId: string,
+    settled: ThreadStatus,
+    state: ThreadStateColumns,
+  ): EmbeddedStatement {
+    return {
+      sql: (first) => {
+        const [thread, run, status] = [`$${first}`, `$${first + 1}`, `$${first + 2}`];
+        const [values, interrupts, cache, cacheKey] = [3, 4, 5, 6].map((i) => `$${first + i}`);
+        return `UPDATE threads SET "values" = ${values}, interrupts = ${interrupts},
+           state_cache = ${cache}, state_cache_key = ${cacheKey}, state_updated_at = now(),
+           status = CASE WHEN ${status} <> 'error' AND EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread}
+                          AND status IN ('pending', 'running') AND run_id <> ${run})
+                    THEN 'busy' ELSE ${status} END,
+           error = NULL, updated_at = now()
+         WHERE thread_id = ${thread}
+         RETURNING EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread} AND status = 'pending') AS runs_pending`;
+      },
+      values: [threadId, runId, settled, ...stateParams(state)],
+    };
+  }
+
+  /**
    * The status a thread settles on after a run: busy while more runs wait, else `settled`. With
    * `state`, the latest checkpoint's values are written by the same statement (and the cached
    * full state dropped unless `state` brings one). Says whether runs are pending on the thread.
