@@ -64,11 +64,11 @@ export class RunExecutor {
    * assistant as it is now.
    */
   private async assistantOf(run: RunRow, kwargs: RunKwargs): Promise<RunAssistant> {
-    const graphId = kwargs.config?.configurable as Record<string, unknown> | undefined;
-    if (typeof graphId?.graph_id === 'string')
+    const carried = kwargs.config?.configurable as Record<string, unknown> | undefined;
+    if (typeof carried?.graph_id === 'string')
       return {
         assistant_id: run.assistant_id,
-        graph_id: graphId.graph_id,
+        graph_id: carried.graph_id,
         config: {},
         context: {},
       };
@@ -157,7 +157,8 @@ export class RunExecutor {
         const stream = await graph.stream(input, options);
         for await (const chunk of stream as AsyncIterable<unknown[]>) mapper.graphChunk(chunk);
       }
-      finalValues = mapper.finalValues();
+      // A temporary thread is deleted at the end: its values are never needed.
+      if (!kwargs.temporary) finalValues = mapper.finalValues();
     } catch (err) {
       const reason: unknown = signal.aborted ? signal.reason : undefined;
       if (reason === 'shutdown') {

@@ -80,6 +80,11 @@ function appendEventsCtes(
      woken AS (SELECT pg_notify($${channel}, $${payload}) FROM (SELECT count(*) FROM added) AS n${gate})`;
 }
 
+/** A run's final status: `$1` run id, `$2` status, `$3` error. */
+const FINISH_RUN = `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
+     worker_id = NULL, lease_expires_at = NULL
+   WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
+
 export class RunStore {
   constructor(
     private readonly pool: Pool,
@@ -241,12 +246,10 @@ export class RunStore {
   }
 
   /**
-   * Records the final status; undefined when the run is gone (rolled back meanwhile). Without a
-   * caller's transaction, one is opened when the finish hook must join it.
-   */
-  /**
-   * Gives a run its final status. `closing` events (the log's last batch and end marker) are
-   * written by the same statement, with their NOTIFY, so the end is never seen before the status.
+   * Gives a run its final status; undefined when the run is gone (rolled back meanwhile).
+   * `closing` events (the log's last batch and end marker) are written by the same statement, with
+   * their NOTIFY, so the end is never seen before the status. Without a caller's transaction, one
+   * is opened when the finish hook must join it.
    */
   async finish(
     runId: string,
@@ -259,9 +262,7 @@ export class RunStore {
       return withTransaction(this.pool, (client) =>
         this.finish(runId, status, error, client, closing),
       );
-    const update = `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
-         worker_id = NULL, lease_expires_at = NULL
-       WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
+    const update = FINISH_RUN;
     // The joined form returns one row even when the run is gone, its columns then null, so that
     // the events' NOTIFY is sent either way.
     const { rows } = closing
@@ -297,16 +298,14 @@ export class RunStore {
     thread: ThreadStatement,
   ): Promise<{ runsPending: boolean }> {
     const { rows } = await this.pool.query<{ runs_pending: boolean | null }>(
-      `WITH finished AS (
-         UPDATE runs SET status = $2, error = NULL, run_ended_at = now(), updated_at = now(),
-           worker_id = NULL, lease_expires_at = NULL
-         WHERE run_id = $1 RETURNING run_id),
-       ${appendEventsCtes(3, 4, 5)},
-       thread AS (${thread.sql(6)})
+      `WITH finished AS (${FINISH_RUN}),
+       ${appendEventsCtes(4, 5, 6)},
+       thread AS (${thread.sql(7)})
        SELECT (SELECT runs_pending FROM thread) AS runs_pending FROM woken`,
       [
         runId,
         status,
+        null,
         JSON.stringify(closing.events),
         closing.notify.channel,
         closing.notify.payload,

@@ -26,6 +26,7 @@ import type {
   ThreadCreateBody,
   ThreadPatchBody,
   ThreadSearchBody,
+  ThreadStatus,
   TtlInput,
 } from './schemas.js';
 import { threadRowLoader, type ThreadRowLoader } from './row-loader.js';
@@ -292,11 +293,7 @@ export class ThreadService {
     const stopped =
       latest !== undefined &&
       (latest.next.length > 0 || Object.keys(interruptsOf(latest)).length > 0);
-    const status = error
-      ? ('error' as const)
-      : stopped
-        ? ('interrupted' as const)
-        : ('idle' as const);
+    const status: ThreadStatus = error ? 'error' : stopped ? 'interrupted' : 'idle';
     return {
       status,
       state: { values: toJson(snapshot.values ?? {}), interrupts: interruptsOf(snapshot) },

@@ -84,17 +84,8 @@ export class ThreadStore {
     // Named, so each connection parses and plans the hottest write once.
     const { rows } = await db.query<ThreadRow>({
       name: 'threads.insert',
-      text: `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
-       VALUES ($1, $2, '{}'::jsonb, $3, $4, CASE WHEN $3::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $3::float8 * 60) END, $5)
-       ON CONFLICT (thread_id) DO NOTHING
-       RETURNING ${COLUMNS}`,
-      values: [
-        thread.thread_id,
-        thread.metadata,
-        thread.ttl?.minutes ?? null,
-        thread.ttl?.strategy ?? null,
-        thread.status ?? 'idle',
-      ],
+      text: insertSql(1, COLUMNS),
+      values: insertParams(thread.thread_id, thread.metadata, thread.ttl, thread.status ?? 'idle'),
     });
     return rows[0];
   }
@@ -199,6 +190,16 @@ export class ThreadStore {
    * run on it. The row stays locked until the creating transaction ends, so runs on one thread
    * are created one at a time. False when the thread does not exist.
    */
+  async lockBusy(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    db: PoolClient,
+  ): Promise<boolean> {
+    const lock = this.lockBusyStatement(threadId, metadata);
+    const { rowCount } = await db.query(lock.sql(1), lock.values);
+    return (rowCount ?? 0) > 0;
+  }
+
   /**
    * `lockBusy` and `insert` (busy) as statements another store runs inside its own, with
    * parameters numbered from `$first`; each returns the thread's id when it took effect.
@@ -218,27 +219,9 @@ export class ThreadStore {
     ttl: Ttl | undefined,
   ): EmbeddedStatement {
     return {
-      sql: (first) =>
-        `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
-         VALUES ($${first}, $${first + 1}, '{}'::jsonb, $${first + 2}, $${first + 3},
-           CASE WHEN $${first + 2}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $${first + 2}::float8 * 60) END, 'busy')
-         ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id`,
-      values: [threadId, metadata, ttl?.minutes ?? null, ttl?.strategy ?? null],
+      sql: (first) => insertSql(first, 'thread_id'),
+      values: insertParams(threadId, metadata, ttl, 'busy'),
     };
-  }
-
-  async lockBusy(
-    threadId: string,
-    metadata: Record<string, unknown>,
-    db: PoolClient,
-  ): Promise<boolean> {
-    // Nothing returned: the caller needs only whether the thread exists, not its values.
-    const { rowCount } = await db.query(
-      `UPDATE threads SET status = 'busy', metadata = metadata || $2::jsonb, updated_at = now()
-       WHERE thread_id = $1`,
-      [threadId, JSON.stringify(metadata)],
-    );
-    return (rowCount ?? 0) > 0;
   }
 
   /**
@@ -253,19 +236,8 @@ export class ThreadStore {
     state: ThreadStateColumns,
   ): EmbeddedStatement {
     return {
-      sql: (first) => {
-        const [thread, run, status] = [`$${first}`, `$${first + 1}`, `$${first + 2}`];
-        const [values, interrupts, cache, cacheKey] = [3, 4, 5, 6].map((i) => `$${first + i}`);
-        return `UPDATE threads SET "values" = ${values}, interrupts = ${interrupts},
-           state_cache = ${cache}, state_cache_key = ${cacheKey}, state_updated_at = now(),
-           status = CASE WHEN ${status} <> 'error' AND EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread}
-                          AND status IN ('pending', 'running') AND run_id <> ${run})
-                    THEN 'busy' ELSE ${status} END,
-           error = NULL, updated_at = now()
-         WHERE thread_id = ${thread}
-         RETURNING EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread} AND status = 'pending') AS runs_pending`;
-      },
-      values: [threadId, runId, settled, ...stateParams(state)],
+      sql: (first) => settleSql(first, true),
+      values: [threadId, settled, null, runId, ...stateParams(state)],
     };
   }
 
@@ -281,23 +253,13 @@ export class ThreadStore {
     db: Queryable = this.pool,
     state?: ThreadStateColumns,
   ): Promise<{ runsPending: boolean }> {
-    const setState = state
-      ? `"values" = $4, interrupts = $5, state_cache = $6, state_cache_key = $7, state_updated_at = now(),`
-      : '';
-    const { rows } = await db.query<{ runs_pending: boolean }>(
-      `UPDATE threads SET ${setState}
-         status = CASE WHEN $2 <> 'error' AND EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running'))
-                  THEN 'busy' ELSE $2 END,
-         error = $3, updated_at = now()
-       WHERE thread_id = $1
-       RETURNING EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending') AS runs_pending`,
-      [
-        threadId,
-        settled,
-        error === undefined || error === null ? null : JSON.stringify(error),
-        ...(state ? stateParams(state) : []),
-      ],
-    );
+    const { rows } = await db.query<{ runs_pending: boolean }>(settleSql(1, state !== undefined), [
+      threadId,
+      settled,
+      error === undefined || error === null ? null : JSON.stringify(error),
+      null,
+      ...(state ? stateParams(state) : []),
+    ]);
     return { runsPending: rows[0]?.runs_pending ?? false };
   }
 
@@ -414,6 +376,45 @@ export interface ThreadStateColumns {
   values: unknown;
   interrupts: Record<string, unknown>;
   cache?: { key: string; body: unknown } | undefined;
+}
+
+/** Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them. */
+function insertSql(first: number, returning: string): string {
+  const [id, metadata, minutes, strategy, status] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+  return `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
+    VALUES (${id}, ${metadata}, '{}'::jsonb, ${minutes}, ${strategy},
+      CASE WHEN ${minutes}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${minutes}::float8 * 60) END, ${status})
+    ON CONFLICT (thread_id) DO NOTHING RETURNING ${returning}`;
+}
+
+function insertParams(
+  threadId: string,
+  metadata: Record<string, unknown>,
+  ttl: Ttl | undefined,
+  status: ThreadStatus,
+): unknown[] {
+  return [threadId, metadata, ttl?.minutes ?? null, ttl?.strategy ?? null, status];
+}
+
+/**
+ * Settles a thread after a run. Parameters from `$first`: thread id, status, error, a run to
+ * leave out of the runs the thread waits on (or null), then with `withState` the four of
+ * `stateParams`.
+ */
+function settleSql(first: number, withState: boolean): string {
+  const [thread, status, error, run] = [0, 1, 2, 3].map((i) => `$${first + i}`);
+  const [values, interrupts, cache, cacheKey] = [4, 5, 6, 7].map((i) => `$${first + i}`);
+  const setState = withState
+    ? `"values" = ${values}, interrupts = ${interrupts}, state_cache = ${cache},
+       state_cache_key = ${cacheKey}, state_updated_at = now(),`
+    : '';
+  return `UPDATE threads SET ${setState}
+      status = CASE WHEN ${status} <> 'error' AND EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread}
+                      AND status IN ('pending', 'running') AND run_id IS DISTINCT FROM ${run})
+               THEN 'busy' ELSE ${status} END,
+      error = ${error}, updated_at = now()
+    WHERE thread_id = ${thread}
+    RETURNING EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread} AND status = 'pending') AS runs_pending`;
 }
 
 function stateParams(state: ThreadStateColumns): unknown[] {
