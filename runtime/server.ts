@@ -136,16 +136,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await notifier.start();
     const runStore = new RunStore(pool, webhooks.onRunsFinished);
     const runEvents = new RunEventLog(runStore, notifier);
-    const runs = new RunService({
-      pool,
-      runs: runStore,
-      events: runEvents,
-      notifier,
-      assistants,
-      threads,
-      configurableHeaders: headerSelector(loaded.config.http?.configurable_headers),
-      validateWebhook: (url) => webhooks.validator.validate(url),
-    });
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
       checkpointsIdle: (threadId) => checkpointer.idle(threadId),
@@ -163,6 +153,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       { ...runSettings, pollMs: 1000 },
       logger.child({ context: 'worker' }),
     );
+    const runs = new RunService({
+      pool,
+      runs: runStore,
+      events: runEvents,
+      notifier,
+      assistants,
+      threads,
+      configurableHeaders: headerSelector(loaded.config.http?.configurable_headers),
+      validateWebhook: (url) => webhooks.validator.validate(url),
+      dispatcher: worker,
+    });
     worker.start();
     webhooks.start();
 

@@ -13,10 +13,17 @@ const FIRST_IDLE_MS = 1000;
 const IDLE_MS = 5000;
 /** Events handed over in memory beyond this many unread are dropped and re-read from the table. */
 const MAX_QUEUED = 1000;
+/** A run's log is kept in memory (see `startedHere`) up to this many events, then read back. */
+const MAX_KEPT = 1000;
 
 export class RunEventLog {
   /** In-process hand-over of durable events, by run id. */
   private readonly local = new EventEmitter();
+  /**
+   * The whole log so far of each run that started on this process's worker as it was created,
+   * while it runs: its local readers, the one that created it first, need not read it back.
+   */
+  private readonly kept = new Map<string, RunEvent[]>();
 
   constructor(
     private readonly store: RunStore,
@@ -36,6 +43,26 @@ export class RunEventLog {
       channel: CHANNELS.events,
       payload: this.notifier.remotePayload(runId),
     });
+    this.deliver(runId, batch);
+  }
+
+  /** Keeps the log of a run that starts here, from its `opening` events (see `kept`). */
+  startedHere(runId: string, opening: RunEvent[]): void {
+    this.kept.set(runId, [...opening]);
+  }
+
+  /** Stops keeping a run's log (its execution here is over). */
+  forget(runId: string): void {
+    this.kept.delete(runId);
+  }
+
+  private deliver(runId: string, batch: RunEvent[]): void {
+    const kept = this.kept.get(runId);
+    if (kept) {
+      const ended = batch.some((e) => e.event === END_EVENT);
+      if (ended || kept.length + batch.length > MAX_KEPT) this.kept.delete(runId);
+      else kept.push(...batch);
+    }
     this.local.emit(runId, batch);
   }
 
@@ -61,14 +88,16 @@ export class RunEventLog {
 
   /** Hands a batch written by someone else's statement to local readers, after its commit. */
   publish(runId: string, batch: RunEvent[]): void {
-    this.local.emit(runId, batch);
+    this.deliver(runId, batch);
   }
 
   /** Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`). */
   async *read(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<RunEvent> {
     let seq = afterSeq;
-    let queued: RunEvent[] = [];
-    let mustQuery = true;
+    // A kept log is complete from the first event, and later batches arrive through `local`.
+    const kept = this.kept.get(runId);
+    let queued: RunEvent[] = kept ? kept.filter((e) => e.seq > afterSeq) : [];
+    let mustQuery = kept === undefined;
     let wake: (() => void) | undefined;
     const onLocal = (batch: RunEvent[]) => {
       if (queued.length < MAX_QUEUED) queued.push(...batch);

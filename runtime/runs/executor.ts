@@ -77,6 +77,14 @@ export class RunExecutor {
 
   /** Runs `run` to its end; resolves to whether other runs now wait to be claimed. */
   async execute(run: RunRow, cancel: AbortSignal): Promise<boolean> {
+    try {
+      return await this.executeRun(run, cancel);
+    } finally {
+      this.deps.events.forget(run.run_id);
+    }
+  }
+
+  private async executeRun(run: RunRow, cancel: AbortSignal): Promise<boolean> {
     const deadline = AbortSignal.timeout(this.deps.timeoutMs);
     const signal = AbortSignal.any([cancel, deadline]);
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });

@@ -18,6 +18,26 @@ export const CHANNELS = {
 } as const;
 export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 
+const STARTED = 'started:';
+
+/**
+ * The `runs` payload for a run that started at once on the worker of the process that created
+ * it: thread streams still learn of it, but no worker needs to look for something to claim.
+ */
+export function startedPayload(threadId: string): string {
+  return STARTED + threadId;
+}
+
+/** Whether a `runs` payload may mean a run is waiting to be claimed. */
+export function isClaimable(payload: string): boolean {
+  return !payload.startsWith(STARTED);
+}
+
+/** The thread a `runs` payload names (empty or `*` when it names none). */
+export function threadOfRunsPayload(payload: string): string {
+  return payload.startsWith(STARTED) ? payload.slice(STARTED.length) : payload;
+}
+
 export class Notifier {
   private readonly emitter = new EventEmitter();
   /** Tags this process's NOTIFYs, so their echo on our own LISTEN connection is dropped. */

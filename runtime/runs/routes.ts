@@ -22,6 +22,8 @@ import type { RunRow } from './store.js';
 import { parseThreadEventId } from './thread-stream.js';
 
 const tags = ['Runs'];
+/** The caller of wait and stream follows the run it creates, so it may start on this process. */
+const HERE = { startHere: true };
 
 function runPath(run: RunRow, stateless: boolean) {
   return stateless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
@@ -82,7 +84,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       '/threads/:thread_id/runs/wait',
       { schema: { tags, params: ThreadRunParams, body: RunCreate } },
       async (req, reply) =>
-        wait(reply, await service.create(req.params.thread_id, req.body, req.headers), false),
+        wait(reply, await service.create(req.params.thread_id, req.body, req.headers, HERE), false),
     );
 
     app.post(
@@ -92,7 +94,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
         stream(
           req,
           reply,
-          await service.create(req.params.thread_id, req.body, req.headers),
+          await service.create(req.params.thread_id, req.body, req.headers, HERE),
           req.body,
           false,
         ),
@@ -199,11 +201,17 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     );
 
     app.post('/runs/wait', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      wait(reply, await service.create(undefined, req.body, req.headers), true),
+      wait(reply, await service.create(undefined, req.body, req.headers, HERE), true),
     );
 
     app.post('/runs/stream', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      stream(req, reply, await service.create(undefined, req.body, req.headers), req.body, true),
+      stream(
+        req,
+        reply,
+        await service.create(undefined, req.body, req.headers, HERE),
+        req.body,
+        true,
+      ),
     );
 
     app.get(

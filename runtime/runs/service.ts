@@ -8,10 +8,18 @@ import type { ThreadService } from '../threads/index.js';
 import { headerSelector, type HeaderSelector } from './configurable-headers.js';
 import type { RunEventLog } from './event-log.js';
 import type { RunKwargs } from './executor.js';
-import { CHANNELS, type Notifier } from './notifier.js';
+import { CHANNELS, startedPayload, type Notifier } from './notifier.js';
 import type { BulkCancelBody, RunCreateBody, StreamMode } from './schemas.js';
 import type { SseFrame } from './sse.js';
-import type { NewRun, RunEvent, RunRow, RunStatus, RunStore } from './store.js';
+import {
+  isRunningConflict,
+  type NewRun,
+  type RunEvent,
+  type RunRow,
+  type RunStart,
+  type RunStatus,
+  type RunStore,
+} from './store.js';
 import { threadEvents, type ThreadCursor, type ThreadStreamMode } from './thread-stream.js';
 
 export const REJECT_DETAIL =
@@ -28,6 +36,14 @@ export interface RunServiceDeps {
   configurableHeaders?: HeaderSelector | undefined;
   /** Refuses a webhook URL with a 422 naming the rule (the webhooks context's validator). */
   validateWebhook?: (url: string) => Promise<void>;
+  /** This process's worker, which can take a run as it is created (see `create`). */
+  dispatcher?: RunDispatcher | undefined;
+}
+
+/** A worker that takes runs inserted already running (see RunWorker.reserve and adopt). */
+export interface RunDispatcher {
+  reserve(): RunStart | undefined;
+  adopt(run: RunRow | undefined): void;
 }
 
 function streamModes(body: RunCreateBody): StreamMode[] {
@@ -99,15 +115,58 @@ export class RunService {
     this.selectHeaders = deps.configurableHeaders ?? headerSelector(undefined);
   }
 
-  /** Creates a run on `threadId`, or on a new temporary thread when it is undefined. */
+  /**
+   * Creates a run on `threadId`, or on a new temporary thread when it is undefined. With
+   * `startHere` (the caller waits for the run: wait and stream), a run that is due and alone on
+   * its thread starts at once on this process's worker when it has a free slot: no claim, no
+   * wake-up through PostgreSQL, and its events reach the caller from memory.
+   */
   async create(
     threadId: string | undefined,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders = {},
+    options: { startHere?: boolean } = {},
   ): Promise<RunRow> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
     const planned = await this.plan(threadId, body, {}, requestHeaders);
+    const dispatcher = this.deps.dispatcher;
+    const start =
+      options.startHere && planned.run.after_seconds <= 0 ? dispatcher?.reserve() : undefined;
+    let created: CreatedRun | undefined;
+    try {
+      created = await this.insertPlanned(planned, body, start);
+    } finally {
+      if (start) {
+        const run = created?.run;
+        if (run?.status === 'running' && run.worker_id === start.workerId)
+          this.deps.events.startedHere(run.run_id, planned.opening.events);
+        dispatcher?.adopt(run);
+      }
+    }
+    await this.announce(created);
+    return created.run;
+  }
+
+  private async insertPlanned(
+    planned: PlannedRun,
+    body: RunCreateBody,
+    start: RunStart | undefined,
+  ): Promise<CreatedRun> {
+    try {
+      return await this.insertOnce(planned, body, start);
+    } catch (err) {
+      // A worker claimed a run of the thread meanwhile: this one queues behind it.
+      if (!start || !isRunningConflict(err)) throw err;
+      return this.insertOnce(planned, body, undefined);
+    }
+  }
+
+  private async insertOnce(
+    planned: PlannedRun,
+    body: RunCreateBody,
+    start: RunStart | undefined,
+  ): Promise<CreatedRun> {
     // An `enqueue` run, or one on a new temporary thread, needs nothing from the runs already
     // there: one statement marks (or creates) the thread busy and inserts the run with its first
     // event. A missing thread falls through to the transaction, which creates it or answers 404.
@@ -115,17 +174,16 @@ export class RunService {
       const thread = planned.stateless
         ? this.deps.threads.newBusyThread(planned.run.thread_id, planned.threadMetadata)
         : this.deps.threads.lockedBusyThread(planned.run.thread_id, planned.threadMetadata);
-      const run = await this.deps.runs.insert(planned.run, planned.opening, this.deps.pool, thread);
-      if (run) {
-        await this.announce({ run, cancelled: [] });
-        return run;
-      }
+      const run = await this.deps.runs.insert(
+        planned.run,
+        planned.opening,
+        this.deps.pool,
+        thread,
+        start,
+      );
+      if (run) return { run, cancelled: [] };
     }
-    const created = await withTransaction(this.deps.pool, (db) =>
-      this.createPlanned(db, planned, body),
-    );
-    await this.announce(created);
-    return created.run;
+    return withTransaction(this.deps.pool, (db) => this.createPlanned(db, planned, body, start));
   }
 
   /**
@@ -207,6 +265,7 @@ export class RunService {
     db: PoolClient,
     planned: PlannedRun,
     body: RunCreateBody,
+    start?: RunStart,
   ): Promise<CreatedRun> {
     const { stateless, threadMetadata } = planned;
     const targetThread = planned.run.thread_id;
@@ -224,7 +283,7 @@ export class RunService {
     // Only the other strategies look at the runs already there; `enqueue` just queues behind them.
     const inflight = strategy === 'enqueue' ? [] : await this.deps.runs.inflight(targetThread, db);
     if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
-    const run = await this.deps.runs.insert(planned.run, planned.opening, db);
+    const run = await this.deps.runs.insert(planned.run, planned.opening, db, undefined, start);
     if (!run) throw new Error('run insert returned nothing');
     const cancelled =
       strategy === 'interrupt' || strategy === 'rollback'
@@ -241,8 +300,13 @@ export class RunService {
   async announce(created: CreatedRun): Promise<void> {
     await this.afterCancel(created.cancelled);
     // The payload names the thread, so thread streams wake only for their own thread. Other
-    // processes heard it with the commit (see createInTransaction).
-    this.deps.notifier.emitLocal(CHANNELS.runs, created.run.thread_id);
+    // processes heard it with the commit (see createInTransaction). A run that started at once
+    // gives this process's worker nothing to claim.
+    const { run } = created;
+    this.deps.notifier.emitLocal(
+      CHANNELS.runs,
+      run.status === 'running' ? startedPayload(run.thread_id) : run.thread_id,
+    );
   }
 
   async get(threadId: string, runId: string): Promise<RunRow> {

@@ -49,6 +49,18 @@ export interface ThreadStatement {
   values: unknown[];
 }
 
+/** The worker a new run is leased to when it can start at once (see `RunStore.insert`). */
+export interface RunStart {
+  workerId: string;
+  leaseSeconds: number;
+}
+
+/** A run inserted running lost the race for its thread to a claimed one: insert it queued. */
+export function isRunningConflict(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === '23505' && e.constraint === 'runs_one_running_per_thread';
+}
+
 export interface RunEvent {
   seq: number;
   event: string;
@@ -95,13 +107,17 @@ export class RunStore {
    * Inserts a run with its `opening` events, and their NOTIFY, in one statement. With `thread`
    * (a statement from the threads store that marks the run's thread busy and returns its id) that
    * is part of the same statement, and nothing is inserted, undefined returned, when it finds no
-   * thread.
+   * thread. With `start`, a run that is due and finds no other active run on its thread is
+   * inserted already running, leased to that worker, which saves it a claim; otherwise it is
+   * queued as usual. A run that started this way while another one was claimed for its thread
+   * is refused by the one-running-run index (see `isRunningConflict`).
    */
   async insert(
     run: NewRun,
     opening: { events: RunEvent[]; notify: { channel: string; payload: string } },
     db: Queryable,
     thread?: ThreadStatement,
+    start?: RunStart,
   ): Promise<RunRow | undefined> {
     const values: unknown[] = [
       run.run_id,
@@ -114,22 +130,35 @@ export class RunStore {
       JSON.stringify(opening.events),
       opening.notify.channel,
       opening.notify.payload,
+      start?.workerId ?? null,
+      start?.leaseSeconds ?? 0,
     ];
-    const columns = `run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at`;
-    const row = `$1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8)`;
+    // Read in this statement's snapshot: every run whose creation completed before this one
+    // began is seen, so a run that starts at once never overtakes a run created before it.
+    const starts = `SELECT $11::text IS NOT NULL AND $7::float8 <= 0 AND NOT EXISTS (
+         SELECT 1 FROM runs a WHERE a.thread_id = $2 AND a.status IN ('pending', 'running')) AS now`;
+    const columns = `run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at,
+      status, attempt, worker_id, lease_expires_at, run_started_at`;
+    const row = `$1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8),
+      CASE WHEN start.now THEN 'running' ELSE 'pending' END, CASE WHEN start.now THEN 1 ELSE 0 END,
+      CASE WHEN start.now THEN $11 END,
+      CASE WHEN start.now THEN now() + make_interval(secs => $12::float8) END,
+      CASE WHEN start.now THEN now() END`;
     const { rows } = thread
       ? await db.query<RunRow>(
           `WITH thread AS (${thread.sql(values.length + 1)}),
+           start AS (${starts}),
            inserted AS (
-             INSERT INTO runs (${columns}) SELECT ${row} FROM thread
+             INSERT INTO runs (${columns}) SELECT ${row} FROM thread, start
              RETURNING ${RUN_COLUMNS}),
            ${appendEventsCtes(8, 9, 10, 'inserted')}
            SELECT ${RUN_COLUMNS} FROM inserted, woken`,
           [...values, ...thread.values],
         )
       : await db.query<RunRow>(
-          `WITH inserted AS (
-             INSERT INTO runs (${columns}) VALUES (${row})
+          `WITH start AS (${starts}),
+           inserted AS (
+             INSERT INTO runs (${columns}) SELECT ${row} FROM start
              RETURNING ${RUN_COLUMNS}),
            ${appendEventsCtes(8, 9, 10)}
            SELECT ${RUN_COLUMNS} FROM inserted, woken`,

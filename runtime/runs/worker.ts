@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../common/logging/index.js';
 import type { RunExecutor } from './executor.js';
-import { CHANNELS, waitFor, type Notifier } from './notifier.js';
-import type { RunRow, RunStore } from './store.js';
+import { CHANNELS, isClaimable, waitFor, type Notifier } from './notifier.js';
+import type { RunRow, RunStart, RunStore } from './store.js';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -18,6 +18,8 @@ export class RunWorker {
   readonly id = `worker-${randomUUID()}`;
   private readonly active = new Map<string, AbortController>();
   private readonly idle = new Set<() => void>();
+  /** Slots promised to runs being inserted already running on this worker (see `reserve`). */
+  private reserved = 0;
   private stopping = false;
   private loopDone: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
@@ -66,8 +68,8 @@ export class RunWorker {
   private async loop(): Promise<void> {
     while (!this.stopping) {
       // Subscribe first, so a NOTIFY that lands while claiming still wakes the next wait.
-      const woken = waitFor(this.notifier, CHANNELS.runs, () => true, this.options.pollMs);
-      while (!this.stopping && this.active.size < this.options.concurrency) {
+      const woken = waitFor(this.notifier, CHANNELS.runs, isClaimable, this.options.pollMs);
+      while (!this.stopping && this.busySlots() < this.options.concurrency) {
         const claimed = await this.store
           .claim(this.id, this.options.leaseSeconds)
           .catch((err: unknown) => {
@@ -83,6 +85,31 @@ export class RunWorker {
     }
   }
 
+  private busySlots(): number {
+    return this.active.size + this.reserved;
+  }
+
+  /**
+   * Promises a slot to a run its creator will insert already running on this worker, so that it
+   * needs no claim. Undefined when every slot is taken or the worker is stopping. The creator
+   * then calls `adopt` exactly once.
+   */
+  reserve(): RunStart | undefined {
+    if (this.stopping || this.busySlots() >= this.options.concurrency) return undefined;
+    this.reserved++;
+    return { workerId: this.id, leaseSeconds: this.options.leaseSeconds };
+  }
+
+  /**
+   * Ends a reservation: starts `run` when it was inserted running on this worker; otherwise (it
+   * was queued, or its creation failed) the slot goes back to claiming.
+   */
+  adopt(run: RunRow | undefined): void {
+    this.reserved--;
+    if (run?.status === 'running' && run.worker_id === this.id) this.launch(run);
+    else for (const wake of this.idle) wake();
+  }
+
   private launch(run: RunRow): void {
     const controller = new AbortController();
     this.active.set(run.run_id, controller);
@@ -94,7 +121,7 @@ export class RunWorker {
         return true;
       })
       .then((runsWaiting) => {
-        const wasFull = this.active.size >= this.options.concurrency;
+        const wasFull = this.busySlots() >= this.options.concurrency;
         this.active.delete(run.run_id);
         // A freed slot matters only to a loop that stopped claiming for lack of one.
         if (wasFull) for (const wake of this.idle) wake();
@@ -123,7 +150,8 @@ export class RunWorker {
     for (const t of this.timers) clearInterval(t);
     await this.loopDone;
     const deadline = Date.now() + graceMs;
-    while (this.active.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((this.active.size || this.reserved) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     for (const controller of this.active.values()) controller.abort('shutdown');
   }
 }

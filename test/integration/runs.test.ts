@@ -60,6 +60,98 @@ describe('waiting for a run', () => {
   });
 });
 
+describe('a run whose caller waits for it', () => {
+  // Wait and stream may start the run in the statement that creates it, on the process that
+  // received it: such a run has no claim, so it started at the instant it was created.
+  const withSql = async <T>(fn: (sql: pg.Client) => Promise<T>): Promise<T> => {
+    const sql = new pg.Client({ connectionString: rt.db.url });
+    await sql.connect();
+    try {
+      return await fn(sql);
+    } finally {
+      await sql.end();
+    }
+  };
+  const timing = (sql: pg.Client, runId: string) =>
+    sql
+      .query<{ at_once: boolean; started: Date; ended: Date; attempt: number }>(
+        `SELECT run_started_at = created_at AS at_once, run_started_at AS started,
+                run_ended_at AS ended, attempt FROM runs WHERE run_id = $1`,
+        [runId],
+      )
+      .then((r) => r.rows[0]);
+
+  it('starts as it is created when its thread is free, and is never claimed', async () => {
+    const thread = await rt.client.threads.create();
+    const result = await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('now') });
+    expect(contents(result)).toEqual(['now', 'echo: now']);
+    const [run] = await rt.client.runs.list(thread.thread_id);
+    await withSql(async (sql) => {
+      expect(await timing(sql, run!.run_id)).toMatchObject({ at_once: true, attempt: 1 });
+    });
+    const parts: string[] = [];
+    for await (const part of rt.client.runs.stream(thread.thread_id, 'echo', {
+      input: hi('again'),
+    }))
+      parts.push(part.event);
+    expect(parts[0]).toBe('metadata');
+    expect(parts).toContain('values');
+    expect(contents((await rt.client.threads.getState(thread.thread_id)).values)).toEqual([
+      'now',
+      'echo: now',
+      'again',
+      'echo: again',
+    ]);
+  });
+
+  it('queues behind a run already on its thread, and runs after it', async () => {
+    const thread = await rt.client.threads.create();
+    const first = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('first') });
+    const result = await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('second') });
+    // The echo ran on the slow run's output.
+    const seen = contents(result);
+    expect(seen[0]).toBe('first');
+    expect(seen.length).toBeGreaterThan(3);
+    expect(seen.slice(-2)).toEqual(['second', 'echo: second']);
+    const runs = await rt.client.runs.list(thread.thread_id);
+    const second = runs.find((r) => r.run_id !== first.run_id)!;
+    await withSql(async (sql) => {
+      const [a, b] = [await timing(sql, first.run_id), await timing(sql, second.run_id)];
+      expect(b!.at_once).toBe(false);
+      expect(b!.started.getTime()).toBeGreaterThanOrEqual(a!.ended.getTime());
+    });
+  });
+
+  it('queues instead when a run of its thread was claimed while it was being created', async () => {
+    const thread = await rt.client.threads.create();
+    const [assistant] = await rt.client.assistants.search({ graphId: 'echo' });
+    await withSql(async (sql) => {
+      // Another worker's claim, not yet committed: the new run does not see it, and the index of
+      // running runs refuses the second running run once it commits.
+      const holder = crypto.randomUUID();
+      await sql.query('BEGIN');
+      await sql.query(
+        `INSERT INTO runs (run_id, thread_id, assistant_id, status, attempt, worker_id, lease_expires_at)
+         VALUES ($1, $2, $3, 'running', 1, 'elsewhere', now() + interval '1 minute')`,
+        [holder, thread.thread_id, assistant!.assistant_id],
+      );
+      const waited = rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('late') });
+      await new Promise((r) => setTimeout(r, 300));
+      await sql.query('COMMIT');
+      // The other run ends; the queued one is then claimed like any other.
+      await sql.query(
+        `UPDATE runs SET status = 'success', run_ended_at = now() WHERE run_id = $1`,
+        [holder],
+      );
+      expect(contents(await waited)).toEqual(['late', 'echo: late']);
+      const runs = await rt.client.runs.list(thread.thread_id);
+      const late = runs.find((r) => r.run_id !== holder)!;
+      expect(late.status).toBe('success');
+      expect(await timing(sql, late.run_id)).toMatchObject({ at_once: false, attempt: 1 });
+    });
+  });
+});
+
 describe("the thread's values after a run", () => {
   // A run that ends without an interrupt settles its thread from its own stream; the thread's
   // values must be what its checkpoints say, for every kind of graph and stream mode.

@@ -1,0 +1,125 @@
+// The bookkeeping behind runs that start as they are created: the worker's promised slots, and
+// the event log a run keeps in memory while it runs here. Stores are fakes: this is pure logic;
+// the integration tests in runs.test.ts drive the same path against PostgreSQL.
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../common/logging/index.js';
+import { END_EVENT, RunEventLog } from '../../runtime/runs/event-log.js';
+import type { RunExecutor } from '../../runtime/runs/executor.js';
+import type { Notifier } from '../../runtime/runs/notifier.js';
+import type { RunEvent, RunRow, RunStore } from '../../runtime/runs/store.js';
+import { RunWorker } from '../../runtime/runs/worker.js';
+
+const notifier = {
+  on: () => () => undefined,
+  remotePayload: (p: string) => p,
+  notify: () => Promise.resolve(),
+} as unknown as Notifier;
+
+function workerWith(concurrency: number) {
+  const executed: string[] = [];
+  let finish: () => void = () => undefined;
+  const executor = {
+    execute: (run: RunRow) => {
+      executed.push(run.run_id);
+      return new Promise<boolean>((resolve) => (finish = () => resolve(false)));
+    },
+  } as unknown as RunExecutor;
+  const store = {} as RunStore;
+  const worker = new RunWorker(
+    store,
+    executor,
+    notifier,
+    { concurrency, leaseSeconds: 30, maxAttempts: 3, pollMs: 1000 },
+    createLogger({ level: 'silent' }),
+  );
+  return { worker, executed, finish: () => finish() };
+}
+
+const runOf = (id: string, status: RunRow['status'], workerId: string | null) =>
+  ({ run_id: id, thread_id: 't', status, worker_id: workerId }) as RunRow;
+
+describe('RunWorker.reserve and adopt', () => {
+  it('promises no more slots than its concurrency, and gives them back', () => {
+    const { worker } = workerWith(2);
+    const a = worker.reserve();
+    expect(a).toEqual({ workerId: worker.id, leaseSeconds: 30 });
+    expect(worker.reserve()).toBeDefined();
+    expect(worker.reserve()).toBeUndefined();
+    // A run that was queued instead (or never inserted) frees its slot.
+    worker.adopt(runOf('queued', 'pending', null));
+    expect(worker.reserve()).toBeDefined();
+    worker.adopt(undefined);
+    worker.adopt(undefined);
+    expect(worker.reserve()).toBeDefined();
+  });
+
+  it('executes a run inserted running on it, which holds the slot until it ends', async () => {
+    const { worker, executed, finish } = workerWith(1);
+    worker.reserve();
+    worker.adopt(runOf('mine', 'running', worker.id));
+    expect(executed).toEqual(['mine']);
+    expect(worker.reserve()).toBeUndefined();
+    finish();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(worker.reserve()).toBeDefined();
+  });
+
+  it('does not execute a run leased to another worker', () => {
+    const { worker, executed } = workerWith(1);
+    worker.reserve();
+    worker.adopt(runOf('theirs', 'running', 'worker-other'));
+    expect(executed).toEqual([]);
+    expect(worker.reserve()).toBeDefined();
+  });
+});
+
+describe('RunEventLog: a run that started here', () => {
+  function logWith(stored: RunEvent[]) {
+    const reads: number[] = [];
+    const store = {
+      eventsAfter: (_runId: string, after: number) => {
+        reads.push(after);
+        return Promise.resolve(stored.filter((e) => e.seq > after));
+      },
+      appendEvents: () => Promise.resolve(),
+      isActive: () => Promise.resolve(true),
+    } as unknown as RunStore;
+    return { log: new RunEventLog(store, notifier), reads };
+  }
+  const opening: RunEvent[] = [{ seq: 0, event: 'metadata', data: { run_id: 'r' } }];
+  const collect = async (events: AsyncIterable<RunEvent>) => {
+    const out: number[] = [];
+    for await (const e of events) out.push(e.seq);
+    return out;
+  };
+
+  it('is read from memory, from any point, without reading the table', async () => {
+    const { log, reads } = logWith([]);
+    log.startedHere('r', opening);
+    await log.append('r', [{ seq: 1, event: 'values', data: 1 }]);
+    const all = collect(log.read('r', -1));
+    const tail = collect(log.read('r', 0));
+    await new Promise((r) => setTimeout(r, 0));
+    log.publish('r', [
+      { seq: 2, event: 'values', data: 2 },
+      { seq: 3, event: END_EVENT, data: null },
+    ]);
+    expect(await all).toEqual([0, 1, 2]);
+    expect(await tail).toEqual([1, 2]);
+    expect(reads).toEqual([]);
+  });
+
+  it('is read back from the table once it ended, or when it was never kept', async () => {
+    const stored: RunEvent[] = [
+      ...opening,
+      { seq: 1, event: 'values', data: 1 },
+      { seq: 2, event: END_EVENT, data: null },
+    ];
+    const { log, reads } = logWith(stored);
+    log.startedHere('r', opening);
+    log.publish('r', stored.slice(1));
+    expect(await collect(log.read('r', -1))).toEqual([0, 1]);
+    expect(await collect(log.read('other', -1))).toEqual([0, 1]);
+    expect(reads).toEqual([-1, -1]);
+  });
+});
