@@ -16,6 +16,19 @@ export class CheckpointStore {
     );
   }
 
+  /**
+   * `deleteThreads` for one thread, as statements another store runs as CTEs of its own;
+   * `sql(first)` numbers the parameters from `$first`.
+   */
+  deleteThreadStatements(
+    threadId: string,
+  ): { sql: (first: number) => string; values: unknown[] }[] {
+    return ['checkpoint_writes', 'checkpoint_blobs', 'checkpoints'].map((table) => ({
+      sql: (first) => `DELETE FROM ${table} WHERE thread_id = $${first}::text`,
+      values: [threadId],
+    }));
+  }
+
   /** Removes the checkpoints a run wrote (they carry its id in their metadata). */
   async deleteRun(threadId: string, runId: string, db: PoolClient): Promise<void> {
     await db.query(

@@ -209,9 +209,19 @@ export class RunExecutor {
     const closing = await writer.closingBatch();
     const finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
     if (kwargs.temporary) {
-      await this.deps.threads.deleteAfterRun(run.thread_id, (db) =>
-        this.deps.runs.finish(run.run_id, status, error, db, finalEvents),
-      );
+      // Without a webhook to queue, ending the run and deleting its thread is one statement.
+      if (kwargs.webhook)
+        await this.deps.threads.deleteAfterRun(run.thread_id, (db) =>
+          this.deps.runs.finish(run.run_id, status, error, db, finalEvents),
+        );
+      else
+        await this.deps.runs.finishDeleting(
+          run.run_id,
+          status,
+          error,
+          finalEvents,
+          this.deps.threads.deleteAfterRunStatements(run.thread_id),
+        );
       this.deps.events.publish(run.run_id, closing);
       log.debug({ status }, 'run finished');
       return false;

@@ -344,6 +344,40 @@ export class RunStore {
     return { runsPending: rows[0]?.runs_pending ?? false };
   }
 
+  /**
+   * `finish` with its closing events, and `deletions` (statements from other stores that delete
+   * the run's temporary thread, and with it the run), as one statement without a transaction.
+   * Only for a run the finish hook has nothing to do for (it has no webhook).
+   */
+  async finishDeleting(
+    runId: string,
+    status: RunStatus,
+    error: { error: string; message: string } | null,
+    closing: { events: RunEvent[]; notify: { channel: string; payload: string } },
+    deletions: ThreadStatement[],
+  ): Promise<void> {
+    const values: unknown[] = [
+      runId,
+      status,
+      error,
+      JSON.stringify(closing.events),
+      closing.notify.channel,
+      closing.notify.payload,
+    ];
+    const ctes = deletions.map((d, i) => {
+      const cte = `deleted_${i} AS (${d.sql(values.length + 1)})`;
+      values.push(...d.values);
+      return cte;
+    });
+    await this.pool.query(
+      `WITH finished AS (${FINISH_RUN}),
+       ${appendEventsCtes(4, 5, 6)},
+       ${ctes.join(',\n       ')}
+       SELECT 1 FROM woken`,
+      values,
+    );
+  }
+
   /** Ids of every active run in a status (`all`: pending and running). */
   async activeIds(
     status: 'pending' | 'running' | 'all',

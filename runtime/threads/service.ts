@@ -354,6 +354,17 @@ export class ThreadService {
     });
   }
 
+  /**
+   * `deleteAfterRun` as statements the runs store embeds in the one that finishes the run (see
+   * RunStore.finishDeleting): the thread (and with it the run) and its checkpoints.
+   */
+  deleteAfterRunStatements(threadId: string): EmbeddedStatement[] {
+    return [
+      this.deps.store.deleteStatement(threadId),
+      ...this.deps.checkpoints.deleteThreadStatements(threadId),
+    ];
+  }
+
   async deleteThreadsOfAssistant(assistantId: string): Promise<void> {
     const ids = await this.deps.store.idsByMetadata({ assistant_id: assistantId });
     if (ids.length) await this.deleteMany(ids);

@@ -271,6 +271,14 @@ export class ThreadStore {
     return rows.map((r) => r.thread_id);
   }
 
+  /** `deleteMany` of one thread as a statement for another store to embed. */
+  deleteStatement(threadId: string): EmbeddedStatement {
+    return {
+      sql: (first) => `DELETE FROM threads WHERE thread_id = $${first}`,
+      values: [threadId],
+    };
+  }
+
   async idsByMetadata(
     metadata: Record<string, unknown>,
     db: Queryable = this.pool,

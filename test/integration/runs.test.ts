@@ -40,16 +40,32 @@ describe('waiting for a run', () => {
     });
   });
 
-  it('runs threadless (stateless) and leaves no thread behind', async () => {
-    const before = await rt.client.threads.count();
-    const result = await rt.client.runs.wait(null, 'echo', { input: hi('alone') });
-    expect(contents(result)).toEqual(['alone', 'echo: alone']);
-    expect(
-      await eventually(
-        () => rt.client.threads.count(),
-        (n) => n === before,
-      ),
-    ).toBe(before);
+  it('runs threadless (stateless) and leaves no thread, checkpoint or run behind', async () => {
+    const sql = new pg.Client({ connectionString: rt.db.url });
+    await sql.connect();
+    const rows = async () =>
+      (
+        await sql.query<Record<string, number>>(
+          `SELECT (SELECT count(*)::int FROM threads) AS threads, (SELECT count(*)::int FROM runs) AS runs,
+             (SELECT count(*)::int FROM checkpoints) AS checkpoints,
+             (SELECT count(*)::int FROM checkpoint_blobs) AS blobs,
+             (SELECT count(*)::int FROM checkpoint_writes) AS writes`,
+        )
+      ).rows[0];
+    try {
+      const before = await rows();
+      const result = await rt.client.runs.wait(null, 'echo', { input: hi('alone') });
+      expect(contents(result)).toEqual(['alone', 'echo: alone']);
+      const streamed: string[] = [];
+      for await (const part of rt.client.runs.stream(null, 'echo', { input: hi('flowing') }))
+        streamed.push(part.event);
+      expect(streamed).toContain('values');
+      expect(
+        await eventually(rows, (now) => JSON.stringify(now) === JSON.stringify(before)),
+      ).toEqual(before);
+    } finally {
+      await sql.end();
+    }
   });
 
   it('runs the tool-calling agent to its answer', async () => {
