@@ -19,6 +19,11 @@ import type { Pool } from '../../common/db/index.js';
 import { putCheckpointStatement, putWritesStatement } from './write-statements.js';
 
 export const CHECKPOINT_METADATA_KEY = '__graphdock_checkpoint_metadata';
+/**
+ * Configurable key of a run whose thread was created for it (a threadless run's first attempt):
+ * `{ unread: true }` until its first read, which then needs no query, as nothing is there yet.
+ */
+export const FRESH_THREAD_KEY = '__graphdock_fresh_thread';
 
 /** `<zero-padded counter>.<random>`: ordered as strings, never equal across branches. */
 export function nextChannelVersion(current: string | number | undefined): string {
@@ -44,6 +49,9 @@ export class GraphdockCheckpointer extends PostgresSaver {
   }
 
   private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
+    // Once anything is written, the thread is fresh no more.
+    const fresh = config.configurable?.[FRESH_THREAD_KEY] as { unread: boolean } | undefined;
+    if (fresh) fresh.unread = false;
     const threadId = String(config.configurable?.thread_id ?? '');
     let set = this.inflight.get(threadId);
     if (!set) this.inflight.set(threadId, (set = new Set()));
@@ -84,6 +92,17 @@ export class GraphdockCheckpointer extends PostgresSaver {
       writes.map(([channel]) => channel),
     );
     if (statement) await this.db.query(statement);
+  }
+
+  override getTuple(config: RunnableConfig): ReturnType<PostgresSaver['getTuple']> {
+    const configurable = config.configurable ?? {};
+    const fresh = configurable[FRESH_THREAD_KEY] as { unread: boolean } | undefined;
+    if (fresh?.unread) {
+      fresh.unread = false;
+      if (!configurable.checkpoint_id && !configurable.checkpoint_ns)
+        return Promise.resolve(undefined);
+    }
+    return super.getTuple(config);
   }
 
   // The base class is typed for numeric versions; LangGraph compares versions generically

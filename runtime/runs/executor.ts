@@ -3,7 +3,7 @@
 import { Command } from '@langchain/langgraph';
 import type { Logger } from '../../common/logging/index.js';
 import type { AssistantService } from '../assistants/index.js';
-import { CHECKPOINT_METADATA_KEY } from '../checkpoints/index.js';
+import { CHECKPOINT_METADATA_KEY, FRESH_THREAD_KEY } from '../checkpoints/index.js';
 import type { GraphRegistry } from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
@@ -110,6 +110,8 @@ export class RunExecutor {
         graph_id: assistant.graph_id,
         assistant_id: assistant.assistant_id,
         ...(kwargs.checkpoint_id ? { checkpoint_id: kwargs.checkpoint_id } : {}),
+        // A temporary thread's first attempt starts from nothing: no need to look.
+        ...(kwargs.temporary && run.attempt === 1 ? { [FRESH_THREAD_KEY]: { unread: true } } : {}),
         [CHECKPOINT_METADATA_KEY]: {
           graph_id: assistant.graph_id,
           assistant_id: assistant.assistant_id,
