@@ -32,9 +32,15 @@ export class RunEventLog {
     this.local.setMaxListeners(0);
   }
 
+  /**
+   * How long a run's events wait to share a batch: none by default (events of one tick share
+   * one), longer for a run nobody follows live (see `startedHere`).
+   */
+  private readonly batchMs = new Map<string, number>();
+
   /** A writer for one run's events: numbers them and flushes in small batches. */
   writer(runId: string, firstSeq = 0): RunEventWriter {
-    return new RunEventWriter(runId, firstSeq, this);
+    return new RunEventWriter(runId, firstSeq, this, this.batchMs.get(runId) ?? 0);
   }
 
   /** Makes a batch durable, wakes other replicas (same statement), then local readers. */
@@ -46,14 +52,20 @@ export class RunEventLog {
     this.deliver(runId, batch);
   }
 
-  /** Keeps the log of a run that starts here, from its `opening` events (see `kept`). */
-  startedHere(runId: string, opening: RunEvent[]): void {
+  /**
+   * Keeps the log of a run that starts here, from its `opening` events (see `kept`). With
+   * `batchMs`, its events are written at most that often: for a run whose creator waits only for
+   * its end, a short run then writes all its events with its final status, one statement fewer.
+   */
+  startedHere(runId: string, opening: RunEvent[], batchMs = 0): void {
     this.kept.set(runId, [...opening]);
+    if (batchMs > 0) this.batchMs.set(runId, batchMs);
   }
 
   /** Stops keeping a run's log (its execution here is over). */
   forget(runId: string): void {
     this.kept.delete(runId);
+    this.batchMs.delete(runId);
   }
 
   private deliver(runId: string, batch: RunEvent[]): void {
@@ -181,12 +193,13 @@ export class RunEventWriter {
     private readonly runId: string,
     private seq: number,
     private readonly log: RunEventLog,
+    private readonly batchMs = 0,
   ) {}
 
   push(event: string, data: unknown): void {
     this.pending.push({ seq: this.seq++, event, data });
-    // Events produced in one tick share one INSERT and one NOTIFY.
-    this.timer ??= setTimeout(() => void this.flush(), 0);
+    // Events produced in one tick (or within `batchMs`) share one INSERT and one NOTIFY.
+    this.timer ??= setTimeout(() => void this.flush(), this.batchMs);
   }
 
   /** Writes what is buffered; resolves once it is durable and readers were woken. */

@@ -24,6 +24,8 @@ import { parseThreadEventId } from './thread-stream.js';
 const tags = ['Runs'];
 /** The caller of wait and stream follows the run it creates, so it may start on this process. */
 const HERE = { startHere: true };
+/** The caller of wait sees only the run's end. */
+const HERE_END_ONLY = { startHere: true, endOnly: true };
 
 function runPath(run: RunRow, stateless: boolean) {
   return stateless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
@@ -84,7 +86,11 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       '/threads/:thread_id/runs/wait',
       { schema: { tags, params: ThreadRunParams, body: RunCreate } },
       async (req, reply) =>
-        wait(reply, await service.create(req.params.thread_id, req.body, req.headers, HERE), false),
+        wait(
+          reply,
+          await service.create(req.params.thread_id, req.body, req.headers, HERE_END_ONLY),
+          false,
+        ),
     );
 
     app.post(
@@ -201,7 +207,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     );
 
     app.post('/runs/wait', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      wait(reply, await service.create(undefined, req.body, req.headers, HERE), true),
+      wait(reply, await service.create(undefined, req.body, req.headers, HERE_END_ONLY), true),
     );
 
     app.post('/runs/stream', { schema: { tags, body: RunCreate } }, async (req, reply) =>

@@ -25,6 +25,12 @@ import { threadEvents, type ThreadCursor, type ThreadStreamMode } from './thread
 export const REJECT_DETAIL =
   'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.';
 
+/**
+ * How long events of a run whose creator waits only for its end may wait to share a batch. Joins
+ * of such a run see its events this much later at most; a short run writes them all at its end.
+ */
+export const END_ONLY_BATCH_MS = 50;
+
 export interface RunServiceDeps {
   pool: Pool;
   runs: RunStore;
@@ -119,13 +125,15 @@ export class RunService {
    * Creates a run on `threadId`, or on a new temporary thread when it is undefined. With
    * `startHere` (the caller waits for the run: wait and stream), a run that is due and alone on
    * its thread starts at once on this process's worker when it has a free slot: no claim, no
-   * wake-up through PostgreSQL, and its events reach the caller from memory.
+   * wake-up through PostgreSQL, and its events reach the caller from memory. With `endOnly`
+   * too (wait), nobody follows its events live, so they are written in batches of up to
+   * `END_ONLY_BATCH_MS`.
    */
   async create(
     threadId: string | undefined,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders = {},
-    options: { startHere?: boolean } = {},
+    options: { startHere?: boolean; endOnly?: boolean } = {},
   ): Promise<RunRow> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
@@ -140,7 +148,11 @@ export class RunService {
       if (start) {
         const run = created?.run;
         if (run?.status === 'running' && run.worker_id === start.workerId)
-          this.deps.events.startedHere(run.run_id, planned.opening.events);
+          this.deps.events.startedHere(
+            run.run_id,
+            planned.opening.events,
+            options.endOnly ? END_ONLY_BATCH_MS : 0,
+          );
         dispatcher?.adopt(run);
       }
     }

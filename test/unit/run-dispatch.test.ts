@@ -123,3 +123,50 @@ describe('RunEventLog: a run that started here', () => {
     expect(reads).toEqual([-1, -1]);
   });
 });
+
+describe('RunEventWriter batches', () => {
+  function logCounting() {
+    const appended: number[][] = [];
+    const store = {
+      appendEvents: (_runId: string, batch: RunEvent[]) => {
+        appended.push(batch.map((e) => e.seq));
+        return Promise.resolve();
+      },
+    } as unknown as RunStore;
+    return { log: new RunEventLog(store, notifier), appended };
+  }
+
+  it("writes each tick's events together by default", async () => {
+    const { log, appended } = logCounting();
+    const writer = log.writer('r', 1);
+    writer.push('values', 1);
+    writer.push('values', 2);
+    await new Promise((r) => setTimeout(r, 5));
+    writer.push('values', 3);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(appended).toEqual([[1, 2], [3]]);
+  });
+
+  it('holds the events of a run followed only to its end, and closes with them', async () => {
+    const { log, appended } = logCounting();
+    log.startedHere('r', [{ seq: 0, event: 'metadata', data: null }], 40);
+    const writer = log.writer('r', 1);
+    writer.push('values', 1);
+    await new Promise((r) => setTimeout(r, 5));
+    writer.push('values', 2);
+    const closing = await writer.closingBatch();
+    expect(closing.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(closing.at(-1)?.event).toBe(END_EVENT);
+    expect(appended).toEqual([]);
+    // A longer run still writes them, at most that often.
+    const later = log.writer('r', 10);
+    later.push('values', 10);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(appended).toEqual([[10]]);
+    log.forget('r');
+    const plain = log.writer('r', 20);
+    plain.push('values', 20);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(appended).toEqual([[10], [20]]);
+  });
+});
