@@ -5,7 +5,8 @@
 // - channel versions are unique strings, not bare integers. Blobs are keyed by version, so with
 //   integers a fork from an older checkpoint reuses the other branch's blob (ON CONFLICT DO
 //   NOTHING) and the fork silently loses its update;
-// - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts).
+// - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts);
+// - checkpoints holding chat messages are read back by a faster reviver (serde.ts).
 import { randomBytes } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type {
@@ -16,6 +17,7 @@ import type {
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool } from '../../common/db/index.js';
+import { CheckpointSerde } from './serde.js';
 import { putCheckpointStatement, putWritesStatement } from './write-statements.js';
 
 export const CHECKPOINT_METADATA_KEY = '__graphdock_checkpoint_metadata';
@@ -45,7 +47,7 @@ export class GraphdockCheckpointer extends PostgresSaver {
   private readonly inflight = new Map<string, Set<Promise<unknown>>>();
 
   constructor(private readonly db: Pool) {
-    super(db);
+    super(db, new CheckpointSerde());
   }
 
   private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
