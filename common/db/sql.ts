@@ -13,3 +13,18 @@ export class SqlParams {
 export function whereClause(conditions: string[]): string {
   return conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
 }
+
+/**
+ * A timestamptz column as UTC text (`YYYY-MM-DD HH:MM:SS[.ffffff]`), for rows that go straight
+ * to the wire: `isoFromUtcText` makes it what `toISOString()` gives, with no Date parsed only to
+ * be printed again.
+ */
+export function utcText(column: string): string {
+  return `(${column} AT TIME ZONE 'UTC')::text`;
+}
+
+/** `utcText` output as `toISOString()` prints the same instant (milliseconds, truncated). */
+export function isoFromUtcText(text: string): string {
+  const millis = text.length > 20 ? text.slice(20, 23).padEnd(3, '0') : '000';
+  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${millis}Z`;
+}

@@ -49,7 +49,7 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
         const { rows, hasMore } = await service.search(body);
         if (hasMore)
           void reply.header('X-Pagination-Next', String((body.offset ?? 0) + rows.length));
-        return rows.map(isoDates);
+        return rows;
       },
     );
 

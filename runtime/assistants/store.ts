@@ -1,5 +1,13 @@
 // SQL for assistants and their version log. Nothing outside this file writes these tables.
-import { SqlParams, whereClause, type Pool, type PoolClient } from '../../common/db/index.js';
+import {
+  SqlParams,
+  isoFromUtcText,
+  utcText,
+  whereClause,
+  type Pool,
+  type PoolClient,
+} from '../../common/db/index.js';
+import type { Dated } from '../state/index.js';
 import { ASSISTANT_FIELDS, type AssistantField } from './schemas.js';
 
 export interface AssistantRow {
@@ -51,11 +59,16 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function columns(select: readonly AssistantField[] | null | undefined): string {
+const TIMESTAMPS = ['created_at', 'updated_at'] as const;
+
+/** The selected fields, timestamps as UTC text (see `utcText`). */
+function wireColumns(select: readonly AssistantField[] | null | undefined): string {
   const chosen = select?.length
     ? select.filter((f) => ASSISTANT_FIELDS.includes(f))
     : ASSISTANT_FIELDS;
-  return chosen.join(', ');
+  return chosen
+    .map((f) => (f === 'created_at' || f === 'updated_at' ? `${utcText(f)} AS ${f}` : f))
+    .join(', ');
 }
 
 export class AssistantStore {
@@ -106,17 +119,24 @@ export class AssistantStore {
       sortOrder: 'asc' | 'desc';
       select?: readonly AssistantField[] | null | undefined;
     },
-  ): Promise<{ rows: Partial<AssistantRow>[]; hasMore: boolean }> {
+  ): Promise<{ rows: Partial<Dated<AssistantRow>>[]; hasMore: boolean }> {
     const params = new SqlParams();
     const where = whereClause(filterConditions(filter, params));
-    const order = `${filter.sortBy} ${filter.sortOrder}, assistant_id ${filter.sortOrder}`;
+    // Qualified: the timestamps sort as timestamps, not as the text selected under their names.
+    const order = `assistants.${filter.sortBy} ${filter.sortOrder}, assistant_id ${filter.sortOrder}`;
     // One extra row tells whether another page exists without counting every match.
-    const { rows } = await this.pool.query<Partial<AssistantRow>>(
-      `SELECT ${columns(filter.select)} FROM assistants ${where}
+    const { rows } = await this.pool.query<Partial<Dated<AssistantRow>>>(
+      `SELECT ${wireColumns(filter.select)} FROM assistants ${where}
        ORDER BY ${order} LIMIT ${params.add(filter.limit + 1)} OFFSET ${params.add(filter.offset)}`,
       params.values,
     );
-    return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+    const page = rows.slice(0, filter.limit);
+    for (const row of page)
+      for (const field of TIMESTAMPS) {
+        const text = row[field];
+        if (text !== undefined) row[field] = isoFromUtcText(text);
+      }
+    return { rows: page, hasMore: rows.length > filter.limit };
   }
 
   async count(filter: AssistantFilter): Promise<number> {

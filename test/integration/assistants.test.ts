@@ -137,6 +137,24 @@ describe('assistant search and count', () => {
     expect(paged.assistants).toHaveLength(2);
     expect(paged.next).toBe('2');
   });
+
+  it('returns each assistant exactly as a get does, timestamps included, in time order', async () => {
+    const tag = crypto.randomUUID();
+    for (const name of ['one', 'two', 'three'])
+      await rt.client.assistants.create({ graphId: 'echo', name, metadata: { tag } });
+    const found = await rt.client.assistants.search({ metadata: { tag }, sortBy: 'created_at' });
+    for (const assistant of found) {
+      expect(assistant).toEqual(await rt.client.assistants.get(assistant.assistant_id));
+      expect(assistant.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+    expect(found.map((a) => a.name)).toEqual(['three', 'two', 'one']);
+    const oldest = await rt.client.assistants.search({
+      metadata: { tag },
+      sortBy: 'updated_at',
+      sortOrder: 'asc',
+    });
+    expect(oldest.map((a) => a.name)).toEqual(['one', 'two', 'three']);
+  });
 });
 
 describe('graph introspection', () => {
