@@ -1,5 +1,6 @@
 // Turns graph state into the JSON the official servers send: LangChain messages become flat
 // dicts with every field the Python server emits, so both SDKs read them unchanged.
+import * as coreMessages from '@langchain/core/messages';
 import { isBaseMessage, isBaseMessageChunk, type BaseMessage } from '@langchain/core/messages';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -45,8 +46,100 @@ function messageType(message: BaseMessage): string {
 }
 
 export function serializeMessage(message: BaseMessage): Record<string, Json> {
-  const { data } = message.toDict();
-  return normaliseMessage(messageType(message), data as unknown as Record<string, unknown>);
+  const data =
+    plainKwargs(message) ?? (message.toDict().data as unknown as Record<string, unknown>);
+  return normaliseMessage(messageType(message), data);
+}
+
+/**
+ * `toDict().data` of a core message class whose arguments are plain JSON-like values, built
+ * directly: LangChain's `toJSON()` gathers aliases, secrets and attributes through the whole
+ * prototype chain, and copies every value to escape it, for every message, every time. The
+ * aliases are gathered once per class here; a value that would be escaped, shared with an
+ * ancestor or is not plain data makes this answer undefined, and `toDict()` is used.
+ */
+export function plainKwargs(message: BaseMessage): Record<string, unknown> | undefined {
+  const aliases = aliasesOf(message);
+  if (!aliases) return undefined;
+  const fields = message.lc_kwargs as Record<string, unknown>;
+  const data: Record<string, unknown> = {};
+  for (const key of Object.keys(fields)) {
+    const value: unknown =
+      key in message ? (message as unknown as Record<string, unknown>)[key] : fields[key];
+    if (!isPlainData(value, [])) return undefined;
+    data[aliases[key] || snakeCase(key)] = value;
+  }
+  return data;
+}
+
+const CORE_MESSAGE_CLASSES = new Set<unknown>(
+  Object.values(coreMessages).filter((v) => typeof v === 'function'),
+);
+const ALIASES = new Map<unknown, Record<string, string> | null>();
+
+/** The serialization aliases of a core message class; null for classes with secrets or attributes. */
+function aliasesOf(message: BaseMessage): Record<string, string> | null {
+  const type = message.constructor;
+  let aliases = ALIASES.get(type);
+  if (aliases === undefined) {
+    aliases = null;
+    if (CORE_MESSAGE_CLASSES.has(type)) {
+      const found: Record<string, string> = {};
+      let extra = 0;
+      for (
+        let proto: unknown = Object.getPrototypeOf(message);
+        proto;
+        proto = Object.getPrototypeOf(proto)
+      ) {
+        Object.assign(found, Reflect.get(proto, 'lc_aliases', message));
+        const secrets: unknown = Reflect.get(proto, 'lc_secrets', message);
+        const attributes: unknown = Reflect.get(proto, 'lc_attributes', message);
+        extra += Object.keys(secrets ?? {}).length + Object.keys(attributes ?? {}).length;
+      }
+      if (extra === 0) aliases = found;
+    }
+    ALIASES.set(type, aliases);
+  }
+  return aliases;
+}
+
+const SNAKE = new Map<string, string>();
+
+/** LangChain's snake_case for serialized keys. */
+function snakeCase(key: string): string {
+  let snake = SNAKE.get(key);
+  if (snake === undefined) {
+    snake = key
+      .replace(/([A-Z]+)([A-Z][a-z0-9]+)/g, '$1_$2')
+      .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+      .replace(/[-_\s]+/g, '_')
+      .toLowerCase();
+    if (SNAKE.size < 1000) SNAKE.set(key, snake);
+  }
+  return snake;
+}
+
+/**
+ * Whether `toJSON()` would pass `value` through as it is: primitives, arrays and plain objects
+ * only, none with an `lc` key (those are escaped) and none inside itself.
+ */
+function isPlainData(value: unknown, ancestors: object[]): boolean {
+  if (typeof value !== 'object' || value === null) return typeof value !== 'function';
+  if (ancestors.includes(value)) return false;
+  if (Array.isArray(value)) {
+    ancestors.push(value);
+    const plain = value.every((item) => isPlainData(item, ancestors));
+    ancestors.pop();
+    return plain;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  if ('lc' in value || '__lc_escaped__' in value) return false;
+  ancestors.push(value);
+  let plain = true;
+  for (const item of Object.values(value)) if (!(plain = isPlainData(item, ancestors))) break;
+  ancestors.pop();
+  return plain;
 }
 
 /** `{lc: 1, type: "constructor", id: [..., "AIMessage"], kwargs}`, as checkpointed task results hold. */

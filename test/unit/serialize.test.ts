@@ -1,6 +1,15 @@
-import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import {
+  AIMessage,
+  AIMessageChunk,
+  ChatMessage,
+  HumanMessage,
+  RemoveMessage,
+  SystemMessage,
+  ToolMessage,
+} from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
-import { toJson } from '../../runtime/state/index.js';
+import { serializeMessage, toJson } from '../../runtime/state/index.js';
+import { plainKwargs } from '../../runtime/state/serialize.js';
 
 describe('toJson', () => {
   it('turns messages into flat dicts with every field the official server emits', () => {
@@ -76,5 +85,70 @@ describe('toJson with a message memo', () => {
     // An equal but different object is serialised on its own.
     const copy = new HumanMessage({ content: 'other', id: 'h1' });
     expect((toJson([copy], memo) as { content: string }[])[0]?.content).toBe('other');
+  });
+});
+
+describe("a message's serialized fields", () => {
+  const plain = [
+    new HumanMessage({
+      content: 'hi',
+      id: 'h1',
+      name: 'ann',
+      additional_kwargs: { x: [1, { y: 2 }] },
+    }),
+    new HumanMessage({ content: [{ type: 'text', text: 'look' }] }),
+    new AIMessage({
+      content: '',
+      id: 'a1',
+      tool_calls: [{ id: 'c1', name: 'add', args: { a: 1 }, type: 'tool_call' }],
+      usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7 },
+      response_metadata: { model_name: 'fake' },
+    }),
+    new AIMessageChunk({
+      content: 'par',
+      id: 'k1',
+      tool_call_chunks: [{ name: 'add', args: '{', index: 0 }],
+    }),
+    new ToolMessage({
+      content: '5',
+      tool_call_id: 'c1',
+      artifact: { raw: [5] },
+      status: 'success',
+    }),
+    new SystemMessage({ content: 'be brief' }),
+    new ChatMessage({ content: 'custom', role: 'critic' }),
+    new RemoveMessage({ id: 'h1' }),
+  ];
+
+  it('are built directly, equal to what toDict gives, for plain messages', () => {
+    for (const message of plain) {
+      const fast = plainKwargs(message);
+      expect(fast).toBeDefined();
+      expect(fast).toEqual(message.toDict().data);
+    }
+    // A field changed after construction is read from the message, as toJSON reads it.
+    const changed = new HumanMessage({ content: 'before', id: 'c' });
+    changed.content = 'after';
+    expect(plainKwargs(changed)).toEqual(changed.toDict().data);
+    expect(serializeMessage(changed)).toMatchObject({ content: 'after', id: 'c' });
+  });
+
+  it('are left to toDict when a value would be escaped or is not plain data', () => {
+    const lcLike = new HumanMessage({ content: 'x', additional_kwargs: { inner: { lc: 1 } } });
+    const dated = new HumanMessage({ content: 'x', additional_kwargs: { at: new Date(0) } });
+    const nested = new HumanMessage({
+      content: 'x',
+      additional_kwargs: { quoted: new AIMessage({ content: 'q' }) },
+    });
+    for (const message of [lcLike, dated, nested]) {
+      expect(plainKwargs(message)).toBeUndefined();
+      expect(serializeMessage(message).additional_kwargs).toEqual(
+        toJson(message.toDict().data.additional_kwargs),
+      );
+    }
+    // toDict escapes the record-like value, and the wire shows it as LangChain wrote it.
+    expect(serializeMessage(lcLike).additional_kwargs).toEqual({
+      inner: { __lc_escaped__: { lc: 1 } },
+    });
   });
 });
