@@ -87,7 +87,7 @@ function appendEventsCtes(
   const gate = onlyWith ? ` WHERE EXISTS (SELECT 1 FROM ${onlyWith})` : '';
   return `added AS (
        INSERT INTO run_events (run_id, seq, event, data)
-       SELECT $1, e.seq, e.event, e.data FROM jsonb_to_recordset($${events}::jsonb) AS e(seq integer, event text, data jsonb)${gate}
+       SELECT $1, e.seq, e.event, e.data FROM json_to_recordset($${events}::json) AS e(seq integer, event text, data json)${gate}
        ON CONFLICT DO NOTHING RETURNING 1),
      woken AS (SELECT pg_notify($${channel}, $${payload}) FROM (SELECT count(*) FROM added) AS n${gate})`;
 }
