@@ -83,6 +83,14 @@ const corpus: [string, () => unknown][] = [
       messages: [new HumanMessage({ content: 'x', additional_kwargs: { inner: new Set([1]) } })],
     }),
   ],
+  [
+    'a value that contains itself',
+    () => {
+      const loop: Record<string, unknown> = { messages: messages().slice(0, 1) };
+      loop.self = loop;
+      return loop;
+    },
+  ],
   ['a __proto__ key', () => JSON.parse('{"__proto__": {"polluted": true}, "ok": 1}') as unknown],
 ];
 
