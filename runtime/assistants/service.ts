@@ -1,5 +1,6 @@
 // Assistants: versioned configurations of a graph. One system assistant exists per graph.
-import { v7 as uuidv7, validate as isUuid } from 'uuid';
+import { validate as isUuid } from 'uuid';
+import { uuid7 as uuidv7 } from '../../common/ids/index.js';
 import { withTransaction, type Pool } from '../../common/db/index.js';
 import { AppError, conflict, invalid, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';

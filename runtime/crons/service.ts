@@ -1,5 +1,5 @@
 // Crons: create, read, update, delete and search. The scheduler fires them (scheduler.ts).
-import { v7 as uuidv7 } from 'uuid';
+import { uuid7 as uuidv7 } from '../../common/ids/index.js';
 import { withTransaction, type Pool } from '../../common/db/index.js';
 import { AppError, badRequest, invalid, notFound } from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';

@@ -1,6 +1,6 @@
 // Runs: creation with multitask strategies, waiting and joining, cancellation.
 import type { IncomingHttpHeaders } from 'node:http';
-import { v7 as uuidv7 } from 'uuid';
+import { uuid7 as uuidv7 } from '../../common/ids/index.js';
 import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';

@@ -1,7 +1,7 @@
 // Threads: persistent conversations, their checkpointed state, and its history.
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
-import { v7 as uuidv7 } from 'uuid';
+import { uuid7 as uuidv7 } from '../../common/ids/index.js';
 import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';

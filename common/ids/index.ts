@@ -1,0 +1,31 @@
+// Time-ordered ids (UUIDv7) for threads, runs, assistants and crons.
+import { randomFillSync } from 'node:crypto';
+import { v7 } from 'uuid';
+
+/**
+ * Random bytes for many ids at once: `uuid` asks the kernel for 16 bytes per id, a system call
+ * that showed up in profiles of thread creation. Refilled every 256 ids.
+ */
+const pool = new Uint8Array(16 * 256);
+let used = pool.length;
+/** Last timestamp and counter, so ids made in the same millisecond still sort in order. */
+const last = { msecs: -Infinity, seq: 0 };
+
+/** A new UUIDv7: the `uuid` package's layout and ordering, with pooled random bytes. */
+export function uuid7(): string {
+  if (used === pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  const random = pool.subarray(used, (used += 16));
+  const now = Date.now();
+  if (now > last.msecs) {
+    last.msecs = now;
+    // The counter starts at a random point each millisecond, as `uuid` starts it.
+    last.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+  } else {
+    last.seq = (last.seq + 1) | 0;
+    if (last.seq === 0) last.msecs++;
+  }
+  return v7({ random, msecs: last.msecs, seq: last.seq });
+}
