@@ -46,8 +46,13 @@ export class WebhookDeliveries {
   ) {}
 
   async list(runId: string, threadId?: string) {
-    const found = await this.store.forRun(runId, threadId);
-    if (!found.length && !(await this.runExists(runId, threadId))) throw notFound('Run not found');
+    let found = await this.store.forRun(runId, threadId);
+    if (!found.length && !(await this.runExists(runId, threadId))) {
+      // A threadless run is deleted by the transaction that queues its delivery: if it ended
+      // between the two reads, its delivery is visible now.
+      found = await this.store.forRun(runId, threadId);
+      if (!found.length) throw notFound('Run not found');
+    }
     return found.map(({ delivery, attempts }) => deliveryBody(delivery, attempts));
   }
 }
