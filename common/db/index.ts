@@ -6,7 +6,7 @@ export {
   type PoolOptions,
 } from './pool.js';
 export { migrate, readMigrationDir, type Migration, type MigrateOptions } from './migrator.js';
-export { SqlParams, isoFromUtcText, utcText, whereClause } from './sql.js';
+export { SqlParams, isoFromUtcText, utcText, whereClause, type EmbeddedStatement } from './sql.js';
 export { StatementNames, type PreparedStatementOptions } from './prepared.js';
 export { parseByteaArray } from './bytea-array.js';
 export {

@@ -9,6 +9,15 @@ export class SqlParams {
   }
 }
 
+/**
+ * SQL one store hands another to run inside its own statement (as a CTE): `sql(first)` numbers
+ * its parameters from `$first`, in the order of `values`.
+ */
+export interface EmbeddedStatement {
+  sql: (first: number) => string;
+  values: unknown[];
+}
+
 /** Joins optional conditions into a WHERE clause (empty when there are none). */
 export function whereClause(conditions: string[]): string {
   return conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';

@@ -67,7 +67,7 @@ function wireColumns(select: readonly AssistantField[] | null | undefined): stri
     ? select.filter((f) => ASSISTANT_FIELDS.includes(f))
     : ASSISTANT_FIELDS;
   return chosen
-    .map((f) => (f === 'created_at' || f === 'updated_at' ? `${utcText(f)} AS ${f}` : f))
+    .map((f) => ((TIMESTAMPS as readonly string[]).includes(f) ? `${utcText(f)} AS ${f}` : f))
     .join(', ');
 }
 

@@ -1,6 +1,9 @@
 // SQL over the checkpointer's own tables for what its API lacks: transactional delete, copy to a
 // new thread, and pruning to the latest checkpoint.
-import type { Pool, PoolClient } from '../../common/db/index.js';
+import type { EmbeddedStatement, Pool, PoolClient } from '../../common/db/index.js';
+
+/** The checkpointer's tables, each keyed by thread; checkpoints last, after what refers to them. */
+const THREAD_TABLES = ['checkpoint_writes', 'checkpoint_blobs', 'checkpoints'] as const;
 
 type Queryable = Pool | PoolClient;
 
@@ -8,22 +11,18 @@ export class CheckpointStore {
   /** Every checkpoint, blob and pending write of the threads, in one statement. */
   async deleteThreads(threadIds: string[], db: PoolClient): Promise<void> {
     if (!threadIds.length) return;
-    await db.query(
-      `WITH writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])),
-            blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[]))
-       DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`,
-      [threadIds],
+    const deletes = THREAD_TABLES.map(
+      (table, i) => `d${i} AS (DELETE FROM ${table} WHERE thread_id = ANY($1::text[]))`,
     );
+    await db.query(`WITH ${deletes.join(', ')} SELECT 1`, [threadIds]);
   }
 
   /**
    * `deleteThreads` for one thread, as statements another store runs as CTEs of its own;
    * `sql(first)` numbers the parameters from `$first`.
    */
-  deleteThreadStatements(
-    threadId: string,
-  ): { sql: (first: number) => string; values: unknown[] }[] {
-    return ['checkpoint_writes', 'checkpoint_blobs', 'checkpoints'].map((table) => ({
+  deleteThreadStatements(threadId: string): EmbeddedStatement[] {
+    return THREAD_TABLES.map((table) => ({
       sql: (first) => `DELETE FROM ${table} WHERE thread_id = $${first}::text`,
       values: [threadId],
     }));

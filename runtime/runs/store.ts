@@ -1,5 +1,10 @@
 // SQL for runs and their event log. Nothing outside this file writes these tables.
-import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
+import {
+  withTransaction,
+  type EmbeddedStatement,
+  type Pool,
+  type PoolClient,
+} from '../../common/db/index.js';
 
 export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'timeout' | 'interrupted';
 
@@ -38,15 +43,6 @@ export interface NewRun {
   kwargs: Record<string, unknown>;
   multitask_strategy: string;
   after_seconds: number;
-}
-
-/**
- * A statement from another store that runs as a CTE of `insert`: `sql(first)` numbers its
- * parameters from `$first`, in the order of `values`, and returns the rows it touched.
- */
-export interface ThreadStatement {
-  sql: (first: number) => string;
-  values: unknown[];
 }
 
 /** The worker a new run is leased to when it can start at once (see `RunStore.insert`). */
@@ -92,10 +88,45 @@ function appendEventsCtes(
      woken AS (SELECT pg_notify($${channel}, $${payload}) FROM (SELECT count(*) FROM added) AS n${gate})`;
 }
 
+/** Events for a run's log and the NOTIFY that announces them once they commit. */
+type EventBatch = { events: RunEvent[]; notify: { channel: string; payload: string } };
+
 /** A run's final status: `$1` run id, `$2` status, `$3` error. */
 const FINISH_RUN = `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
      worker_id = NULL, lease_expires_at = NULL
    WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
+
+/**
+ * One statement: the run's final status, its closing events and their NOTIFY, and `embedded`
+ * (other stores' statements, as CTEs `embedded_<i>`), ending with `select ... FROM woken`.
+ */
+function finishWith(
+  runId: string,
+  status: RunStatus,
+  error: { error: string; message: string } | null,
+  closing: EventBatch,
+  embedded: EmbeddedStatement[],
+  select: string,
+): [string, unknown[]] {
+  const values: unknown[] = [
+    runId,
+    status,
+    error,
+    JSON.stringify(closing.events),
+    closing.notify.channel,
+    closing.notify.payload,
+  ];
+  const ctes = embedded.map((statement, i) => {
+    const cte = `embedded_${i} AS (${statement.sql(values.length + 1)})`;
+    values.push(...statement.values);
+    return cte;
+  });
+  return [
+    `WITH finished AS (${FINISH_RUN}), ${appendEventsCtes(4, 5, 6)}, ${ctes.join(', ')}
+     ${select} FROM woken`,
+    values,
+  ];
+}
 
 export class RunStore {
   constructor(
@@ -114,9 +145,9 @@ export class RunStore {
    */
   async insert(
     run: NewRun,
-    opening: { events: RunEvent[]; notify: { channel: string; payload: string } },
+    opening: EventBatch,
     db: Queryable,
-    thread?: ThreadStatement,
+    thread?: EmbeddedStatement,
     start?: RunStart,
   ): Promise<RunRow | undefined> {
     const values: unknown[] = [
@@ -285,18 +316,17 @@ export class RunStore {
     status: RunStatus,
     error: { error: string; message: string } | null,
     db?: PoolClient,
-    closing?: { events: RunEvent[]; notify: { channel: string; payload: string } },
+    closing?: EventBatch,
   ): Promise<RunRow | undefined> {
     if (!db && this.onFinished)
       return withTransaction(this.pool, (client) =>
         this.finish(runId, status, error, client, closing),
       );
-    const update = FINISH_RUN;
     // The joined form returns one row even when the run is gone, its columns then null, so that
     // the events' NOTIFY is sent either way.
     const { rows } = closing
       ? await (db ?? this.pool).query<MaybeRun>(
-          `WITH finished AS (${update}),
+          `WITH finished AS (${FINISH_RUN}),
            ${appendEventsCtes(4, 5, 6)}
            SELECT ${RUN_COLUMNS} FROM woken LEFT JOIN finished ON true`,
           [
@@ -308,7 +338,7 @@ export class RunStore {
             closing.notify.payload,
           ],
         )
-      : await (db ?? this.pool).query<MaybeRun>(update, [runId, status, error]);
+      : await (db ?? this.pool).query<MaybeRun>(FINISH_RUN, [runId, status, error]);
     const finished = rows.filter((r): r is RunRow => r.run_id !== null);
     if (db && finished.length) await this.onFinished?.(finished, db);
     return finished[0];
@@ -323,23 +353,18 @@ export class RunStore {
   async finishWithThread(
     runId: string,
     status: RunStatus,
-    closing: { events: RunEvent[]; notify: { channel: string; payload: string } },
-    thread: ThreadStatement,
+    closing: EventBatch,
+    thread: EmbeddedStatement,
   ): Promise<{ runsPending: boolean }> {
     const { rows } = await this.pool.query<{ runs_pending: boolean | null }>(
-      `WITH finished AS (${FINISH_RUN}),
-       ${appendEventsCtes(4, 5, 6)},
-       thread AS (${thread.sql(7)})
-       SELECT (SELECT runs_pending FROM thread) AS runs_pending FROM woken`,
-      [
+      ...finishWith(
         runId,
         status,
         null,
-        JSON.stringify(closing.events),
-        closing.notify.channel,
-        closing.notify.payload,
-        ...thread.values,
-      ],
+        closing,
+        [thread],
+        'SELECT (SELECT runs_pending FROM embedded_0) AS runs_pending',
+      ),
     );
     return { runsPending: rows[0]?.runs_pending ?? false };
   }
@@ -353,29 +378,10 @@ export class RunStore {
     runId: string,
     status: RunStatus,
     error: { error: string; message: string } | null,
-    closing: { events: RunEvent[]; notify: { channel: string; payload: string } },
-    deletions: ThreadStatement[],
+    closing: EventBatch,
+    deletions: EmbeddedStatement[],
   ): Promise<void> {
-    const values: unknown[] = [
-      runId,
-      status,
-      error,
-      JSON.stringify(closing.events),
-      closing.notify.channel,
-      closing.notify.payload,
-    ];
-    const ctes = deletions.map((d, i) => {
-      const cte = `deleted_${i} AS (${d.sql(values.length + 1)})`;
-      values.push(...d.values);
-      return cte;
-    });
-    await this.pool.query(
-      `WITH finished AS (${FINISH_RUN}),
-       ${appendEventsCtes(4, 5, 6)},
-       ${ctes.join(',\n       ')}
-       SELECT 1 FROM woken`,
-      values,
-    );
+    await this.pool.query(...finishWith(runId, status, error, closing, deletions, 'SELECT 1'));
   }
 
   /** Ids of every active run in a status (`all`: pending and running). */

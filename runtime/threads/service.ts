@@ -2,7 +2,12 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { uuid7 as uuidv7 } from '../../common/ids/index.js';
-import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
+import {
+  withTransaction,
+  type EmbeddedStatement,
+  type Pool,
+  type PoolClient,
+} from '../../common/db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import { CHECKPOINT_METADATA_KEY, type CheckpointStore } from '../checkpoints/index.js';
@@ -30,7 +35,7 @@ import type {
   TtlInput,
 } from './schemas.js';
 import { threadRowLoader, type ThreadRowLoader } from './row-loader.js';
-import type { EmbeddedStatement, ThreadRow, ThreadStore, Ttl } from './store.js';
+import type { ThreadRow, ThreadStore, Ttl } from './store.js';
 
 export interface ThreadServiceDeps {
   pool: Pool;

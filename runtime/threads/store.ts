@@ -1,5 +1,11 @@
 // SQL for the threads table. Nothing outside this file writes it.
-import { SqlParams, whereClause, type Pool, type PoolClient } from '../../common/db/index.js';
+import {
+  SqlParams,
+  whereClause,
+  type EmbeddedStatement,
+  type Pool,
+  type PoolClient,
+} from '../../common/db/index.js';
 import { THREAD_FIELDS, type ThreadField, type ThreadStatus } from './schemas.js';
 
 export interface ThreadRow {
@@ -374,12 +380,6 @@ export class ThreadStore {
 }
 
 /** What a thread row keeps of its latest checkpoint. */
-/** SQL for another store's statement to embed; `sql(first)` numbers parameters from `$first`. */
-export interface EmbeddedStatement {
-  sql: (first: number) => string;
-  values: unknown[];
-}
-
 export interface ThreadStateColumns {
   values: unknown;
   interrupts: Record<string, unknown>;
