@@ -138,7 +138,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const runEvents = new RunEventLog(runStore, notifier);
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
-      checkpointsIdle: (threadId) => checkpointer.idle(threadId),
+      checkpoints: checkpointer,
       runs: runStore,
       events: runEvents,
       assistants,

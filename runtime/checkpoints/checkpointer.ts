@@ -6,7 +6,8 @@
 //   integers a fork from an older checkpoint reuses the other branch's blob (ON CONFLICT DO
 //   NOTHING) and the fork silently loses its update;
 // - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts);
-// - checkpoints holding chat messages are read back by a faster reviver (serde.ts).
+// - checkpoints holding chat messages are read back by a faster reviver (serde.ts);
+// - while a run defers its thread's writes (`defer`, deferred.ts) they are collected, not sent.
 import { randomBytes } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type {
@@ -17,6 +18,7 @@ import type {
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool } from '../../common/db/index.js';
+import { CheckpointDeferral } from './deferred.js';
 import { CheckpointSerde } from './serde.js';
 import { putCheckpointStatement, putWritesStatement } from './write-statements.js';
 
@@ -26,6 +28,14 @@ export const CHECKPOINT_METADATA_KEY = '__graphdock_checkpoint_metadata';
  * `{ unread: true }` until its first read, which then needs no query, as nothing is there yet.
  */
 export const FRESH_THREAD_KEY = '__graphdock_fresh_thread';
+/** Configurable key of a run whose checkpoint writes are deferred: its CheckpointDeferral. */
+export const DEFERRED_WRITES_KEY = '__graphdock_deferred_writes';
+
+/** The deferral a write's config carries, while it takes writes. */
+function deferralOf(config: RunnableConfig): CheckpointDeferral | undefined {
+  const deferral = config.configurable?.[DEFERRED_WRITES_KEY] as CheckpointDeferral | undefined;
+  return deferral?.active ? deferral : undefined;
+}
 
 /** `<zero-padded counter>.<random>`: ordered as strings, never equal across branches. */
 export function nextChannelVersion(current: string | number | undefined): string {
@@ -50,11 +60,32 @@ export class GraphdockCheckpointer extends PostgresSaver {
     super(db, new CheckpointSerde());
   }
 
+  /**
+   * A deferral for a run's writes to `threadId`: the run passes it in its configurable
+   * (`DEFERRED_WRITES_KEY`), and its writes are collected until the deferral ends, then sent
+   * together at most `maxDelayMs` after they were made. Only for a run whose durability is not
+   * `sync`, which otherwise waits for each step's checkpoint. Other writers of the thread (a
+   * state update through the API) are not deferred.
+   */
+  defer(threadId: string, maxDelayMs: number): CheckpointDeferral {
+    return new CheckpointDeferral(
+      (statement) =>
+        this.trackThread(
+          threadId,
+          this.db.query(statement).then(() => undefined),
+        ),
+      maxDelayMs,
+    );
+  }
+
   private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
     // Once anything is written, the thread is fresh no more.
     const fresh = config.configurable?.[FRESH_THREAD_KEY] as { unread: boolean } | undefined;
     if (fresh) fresh.unread = false;
-    const threadId = String(config.configurable?.thread_id ?? '');
+    return this.trackThread(String(config.configurable?.thread_id ?? ''), write);
+  }
+
+  private trackThread<T>(threadId: string, write: Promise<T>): Promise<T> {
     let set = this.inflight.get(threadId);
     if (!set) this.inflight.set(threadId, (set = new Set()));
     const pending = set;
@@ -89,22 +120,37 @@ export class GraphdockCheckpointer extends PostgresSaver {
   ): Promise<void> {
     const { thread_id, checkpoint_ns = '', checkpoint_id } = requireConfigurable(config);
     const rows = await this._dumpWrites(thread_id, checkpoint_ns, checkpoint_id, taskId, writes);
-    const statement = putWritesStatement(
-      rows,
-      writes.map(([channel]) => channel),
-    );
+    const channels = writes.map(([channel]) => channel);
+    // Looked up once the rows are made: a deferral that ended meanwhile no longer takes them.
+    const deferral = deferralOf(config);
+    if (deferral) return deferral.add((pending) => pending.addWrites(rows, channels));
+    const statement = putWritesStatement(rows, channels);
     if (statement) await this.db.query(statement);
   }
 
-  override getTuple(config: RunnableConfig): ReturnType<PostgresSaver['getTuple']> {
+  override async getTuple(config: RunnableConfig): ReturnType<PostgresSaver['getTuple']> {
     const configurable = config.configurable ?? {};
     const fresh = configurable[FRESH_THREAD_KEY] as { unread: boolean } | undefined;
     if (fresh?.unread) {
       fresh.unread = false;
-      if (!configurable.checkpoint_id && !configurable.checkpoint_ns)
-        return Promise.resolve(undefined);
+      if (!configurable.checkpoint_id && !configurable.checkpoint_ns) return undefined;
     }
+    await this.flushDeferred(config);
     return super.getTuple(config);
+  }
+
+  override async *list(
+    config: RunnableConfig,
+    options?: Parameters<PostgresSaver['list']>[1],
+  ): ReturnType<PostgresSaver['list']> {
+    await this.flushDeferred(config);
+    yield* super.list(config, options);
+  }
+
+  /** A run's reads see its own deferred writes: they are written first. */
+  private async flushDeferred(config: RunnableConfig): Promise<void> {
+    const deferral = deferralOf(config);
+    if (deferral?.hasPending) await deferral.flush();
   }
 
   // The base class is typed for numeric versions; LangGraph compares versions generically
@@ -151,7 +197,9 @@ export class GraphdockCheckpointer extends PostgresSaver {
       this._dumpCheckpoint(checkpoint),
       serializedMetadata,
     ];
-    await this.db.query(putCheckpointStatement(row, blobs));
+    const deferral = deferralOf(config);
+    if (deferral) deferral.add((pending) => pending.addCheckpoint(row, blobs));
+    else await this.db.query(putCheckpointStatement(row, blobs));
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 }

@@ -2,6 +2,8 @@ export {
   GraphdockCheckpointer,
   CHECKPOINT_METADATA_KEY,
   FRESH_THREAD_KEY,
+  DEFERRED_WRITES_KEY,
   nextChannelVersion,
 } from './checkpointer.js';
 export { CheckpointStore } from './store.js';
+export type { CheckpointDeferral } from './deferred.js';

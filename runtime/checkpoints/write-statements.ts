@@ -3,6 +3,7 @@
 // checkpoint and a set of task writes per step, so those round trips were most of a short run's
 // time in the database. A single statement is atomic on its own, so nothing is given up.
 import { WRITES_IDX_MAP } from '@langchain/langgraph-checkpoint';
+import type { EmbeddedStatement } from '../../common/db/index.js';
 
 export interface Statement {
   text: string;
@@ -19,10 +20,64 @@ function valuesList(rows: number, width: number, first: number): string {
   return tuples.join(', ');
 }
 
-const CHECKPOINT_COLUMNS =
+export const CHECKPOINT_COLUMNS =
   'thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata';
-const BLOB_COLUMNS = 'thread_id, checkpoint_ns, channel, version, type, blob';
-const WRITE_COLUMNS = 'thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob';
+export const BLOB_COLUMNS = 'thread_id, checkpoint_ns, channel, version, type, blob';
+export const WRITE_COLUMNS =
+  'thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob';
+
+const UPSERT_CHECKPOINT = `ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+    DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
+// Blobs are keyed by (channel, version) and never change once written.
+const KEEP_BLOB = 'ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING';
+const WRITE_KEY = 'ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)';
+const REPLACE_WRITE = `${WRITE_KEY} DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`;
+const KEEP_WRITE = `${WRITE_KEY} DO NOTHING`;
+
+function rowsInsert(
+  table: string,
+  columns: string,
+  width: number,
+  rows: readonly (readonly unknown[])[],
+  conflict: string,
+): EmbeddedStatement | undefined {
+  if (!rows.length) return undefined;
+  return {
+    sql: (first) =>
+      `INSERT INTO ${table} (${columns}) VALUES ${valuesList(rows.length, width, first)} ${conflict}`,
+    values: rows.flat(),
+  };
+}
+
+/**
+ * Checkpoints, blobs and task writes collected from several calls (see PendingCheckpointWrites),
+ * as one INSERT per table and conflict rule, for one statement's CTEs. `writes` are already
+ * reduced to one row per key, each with the rule of the call it came from.
+ */
+export function collectedInserts(
+  checkpoints: readonly (readonly unknown[])[],
+  blobs: readonly (readonly unknown[])[],
+  writes: readonly { row: readonly unknown[]; replace: boolean }[],
+): EmbeddedStatement[] {
+  return [
+    rowsInsert('checkpoint_blobs', BLOB_COLUMNS, 6, blobs, KEEP_BLOB),
+    rowsInsert('checkpoints', CHECKPOINT_COLUMNS, 6, checkpoints, UPSERT_CHECKPOINT),
+    rowsInsert(
+      'checkpoint_writes',
+      WRITE_COLUMNS,
+      8,
+      writes.filter((w) => !w.replace).map((w) => w.row),
+      KEEP_WRITE,
+    ),
+    rowsInsert(
+      'checkpoint_writes',
+      WRITE_COLUMNS,
+      8,
+      writes.filter((w) => w.replace).map((w) => w.row),
+      REPLACE_WRITE,
+    ),
+  ].filter((insert): insert is EmbeddedStatement => insert !== undefined);
+}
 
 /** A checkpoint and the blobs of the channels it changed. */
 export function putCheckpointStatement(
@@ -31,21 +86,24 @@ export function putCheckpointStatement(
 ): Statement {
   const upsertCheckpoint = `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS})
     VALUES ${valuesList(1, 6, 1)}
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-    DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
+    ${UPSERT_CHECKPOINT}`;
   if (!blobs.length) return { text: upsertCheckpoint, values: [...checkpoint] };
-  // Blobs are keyed by (channel, version) and never change once written.
   const text = `WITH blobs AS (
       INSERT INTO checkpoint_blobs (${BLOB_COLUMNS})
       VALUES ${valuesList(blobs.length, 6, 7)}
-      ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+      ${KEEP_BLOB}
     )
     ${upsertCheckpoint}`;
   return { text, values: [...checkpoint, ...blobs.flat()] };
 }
 
-/** Key of a write row: (task_id, idx). */
-const writeKey = (row: readonly unknown[]) => `${String(row[3])}\u0000${String(row[4])}`;
+/** Key of a write row: (checkpoint_ns, checkpoint_id, task_id, idx). */
+export const writeKey = (row: readonly unknown[]) =>
+  `${String(row[1])}\u0000${String(row[2])}\u0000${String(row[3])}\u0000${String(row[4])}`;
+
+/** Whether a task's writes replace earlier rows with their keys (special channels only). */
+export const replacesWrites = (channels: readonly string[]) =>
+  channels.every((channel) => channel in WRITES_IDX_MAP);
 
 /**
  * A task's pending writes. Writes to the special channels (errors, interrupts, resumes) replace
@@ -56,7 +114,7 @@ export function putWritesStatement(
   rows: readonly (readonly unknown[])[],
   channels: readonly string[],
 ): Statement | undefined {
-  const replace = channels.every((channel) => channel in WRITES_IDX_MAP);
+  const replace = replacesWrites(channels);
   const byKey = new Map<string, readonly unknown[]>();
   for (const row of rows) {
     const key = writeKey(row);
@@ -64,13 +122,10 @@ export function putWritesStatement(
   }
   const unique = [...byKey.values()];
   if (!unique.length) return undefined;
-  const conflict = replace
-    ? 'DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob'
-    : 'DO NOTHING';
   return {
     text: `INSERT INTO checkpoint_writes (${WRITE_COLUMNS})
       VALUES ${valuesList(unique.length, 8, 1)}
-      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${conflict}`,
+      ${replace ? REPLACE_WRITE : KEEP_WRITE}`,
     values: unique.flat(),
   };
 }

@@ -1,9 +1,15 @@
 // Executes one claimed run: builds the graph's config from the assistant and the run, streams
 // the graph, writes every requested event to the run's log, then settles run and thread.
 import { Command } from '@langchain/langgraph';
+import type { EmbeddedStatement } from '../../common/db/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import type { AssistantService } from '../assistants/index.js';
-import { CHECKPOINT_METADATA_KEY, FRESH_THREAD_KEY } from '../checkpoints/index.js';
+import {
+  CHECKPOINT_METADATA_KEY,
+  DEFERRED_WRITES_KEY,
+  FRESH_THREAD_KEY,
+  type CheckpointDeferral,
+} from '../checkpoints/index.js';
 import type { GraphRegistry } from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
@@ -36,9 +42,23 @@ interface RunAssistant {
   context: Record<string, unknown>;
 }
 
+/**
+ * Checkpoint writes of a run that does not wait for each step's checkpoint (durability `async`
+ * or `exit`) are sent together at most this long after they were made; a shorter run writes
+ * them with its final status.
+ */
+export const CHECKPOINT_DEFER_MS = 50;
+
+/** What the executor needs of the checkpointer (see GraphdockCheckpointer). */
+export interface RunCheckpoints {
+  /** Waits for a thread's in-flight checkpoint writes. */
+  idle(threadId: string): Promise<void>;
+  /** Collects a thread's checkpoint writes until the deferral ends. */
+  defer(threadId: string, maxDelayMs: number): CheckpointDeferral;
+}
+
 export interface ExecutorDeps {
-  /** Waits for a thread's in-flight checkpoint writes (see GraphdockCheckpointer.idle). */
-  checkpointsIdle: (threadId: string) => Promise<void>;
+  checkpoints: RunCheckpoints;
   /** A run still executing after this long ends `timeout` (BG_JOB_TIMEOUT_SECS). */
   timeoutMs: number;
   runs: RunStore;
@@ -77,14 +97,25 @@ export class RunExecutor {
 
   /** Runs `run` to its end; resolves to whether other runs now wait to be claimed. */
   async execute(run: RunRow, cancel: AbortSignal): Promise<boolean> {
+    const kwargs = run.kwargs as unknown as RunKwargs;
+    const deferral =
+      kwargs.durability === 'sync'
+        ? undefined
+        : this.deps.checkpoints.defer(run.thread_id, CHECKPOINT_DEFER_MS);
     try {
-      return await this.executeRun(run, cancel);
+      return await this.executeRun(run, cancel, deferral);
     } finally {
       this.deps.events.forget(run.run_id);
+      // Normally ended already; after an unexpected failure, keep what the run wrote.
+      await deferral?.end().catch(() => undefined);
     }
   }
 
-  private async executeRun(run: RunRow, cancel: AbortSignal): Promise<boolean> {
+  private async executeRun(
+    run: RunRow,
+    cancel: AbortSignal,
+    deferral: CheckpointDeferral | undefined,
+  ): Promise<boolean> {
     const deadline = AbortSignal.timeout(this.deps.timeoutMs);
     const signal = AbortSignal.any([cancel, deadline]);
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
@@ -112,6 +143,7 @@ export class RunExecutor {
         ...(kwargs.checkpoint_id ? { checkpoint_id: kwargs.checkpoint_id } : {}),
         // A temporary thread's first attempt starts from nothing: no need to look.
         ...(kwargs.temporary && run.attempt === 1 ? { [FRESH_THREAD_KEY]: { unread: true } } : {}),
+        ...(deferral ? { [DEFERRED_WRITES_KEY]: deferral } : {}),
         [CHECKPOINT_METADATA_KEY]: {
           graph_id: assistant.graph_id,
           assistant_id: assistant.assistant_id,
@@ -172,7 +204,9 @@ export class RunExecutor {
     } catch (err) {
       const reason: unknown = signal.aborted ? signal.reason : undefined;
       if (reason === 'shutdown') {
-        // This process is stopping: hand the run back for another worker to start again.
+        // This process is stopping: hand the run back for another worker to continue.
+        await this.deps.checkpoints.idle(run.thread_id);
+        await deferral?.end().catch(() => undefined);
         await writer.flush();
         await this.deps.runs.release(run.run_id);
         return true;
@@ -190,8 +224,25 @@ export class RunExecutor {
         log.warn({ err }, 'run failed');
       }
     }
-    await this.deps.checkpointsIdle(run.thread_id);
-    if (signal.aborted && signal.reason === 'rollback') {
+    await this.deps.checkpoints.idle(run.thread_id);
+    const rollback = signal.aborted && signal.reason === 'rollback';
+    const completed = status === 'success' && finalValues !== undefined;
+    /** Checkpoint writes still deferred, for the statement that ends the run. */
+    let checkpointWrites: EmbeddedStatement[] = [];
+    try {
+      // A thread about to be deleted, or a run about to be rolled back, needs none of them.
+      if (kwargs.temporary || rollback) await deferral?.discard();
+      else if (completed && !kwargs.webhook) checkpointWrites = (await deferral?.take()) ?? [];
+      else await deferral?.end();
+    } catch (err) {
+      // A deferred write failed: the run fails with it, as it would have at that step.
+      log.warn({ err }, 'checkpoint write failed');
+      status = 'error';
+      error = errorOf(err);
+      finalValues = undefined;
+      writer.push('error', error);
+    }
+    if (rollback) {
       // Rollback: the run and every checkpoint it wrote disappear, as if it never ran. The
       // checkpoints go first: while the run row still says running, no other run of the thread
       // can be claimed and start from them.
@@ -208,8 +259,8 @@ export class RunExecutor {
     }
     // The log's last events and its end marker commit with the run's final status: fewer
     // statements, and no reader sees the end of a run whose status is not final yet.
-    const closing = await writer.closingBatch();
-    const finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
+    let closing = await writer.closingBatch();
+    let finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
     if (kwargs.temporary) {
       // Without a webhook to queue, ending the run and deleting its thread is one statement.
       if (kwargs.webhook)
@@ -229,17 +280,31 @@ export class RunExecutor {
       return false;
     }
     if (status === 'success' && finalValues !== undefined && !kwargs.webhook) {
-      // Ran to its end, and no webhook to queue with it: the run's status, its last events and
-      // the thread's values and status are one statement.
-      const settled = await this.deps.runs.finishWithThread(
-        run.run_id,
-        status,
-        finalEvents,
-        this.deps.threads.settleCompletedStatement(run.thread_id, run.run_id, finalValues),
-      );
-      this.deps.events.publish(run.run_id, closing);
-      log.debug({ status }, 'run finished');
-      return settled.runsPending;
+      // Ran to its end, and no webhook to queue with it: the run's status, its last events, its
+      // last checkpoints and the thread's values and status are one statement.
+      try {
+        const settled = await this.deps.runs.finishWithThread(
+          run.run_id,
+          status,
+          finalEvents,
+          this.deps.threads.settleCompletedStatement(run.thread_id, run.run_id, finalValues),
+          checkpointWrites,
+        );
+        this.deps.events.publish(run.run_id, closing);
+        log.debug({ status }, 'run finished');
+        return settled.runsPending;
+      } catch (err) {
+        if (!checkpointWrites.length) throw err;
+        // Its last checkpoints could not be written: the run fails with that error, and the
+        // thread settles on what is durable.
+        log.warn({ err }, 'checkpoint write failed');
+        writer.reopen(closing);
+        status = 'error';
+        error = errorOf(err);
+        writer.push('error', error);
+        closing = await writer.closingBatch();
+        finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
+      }
     }
     try {
       const settled = await this.deps.threads.settleAfterRun(

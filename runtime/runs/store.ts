@@ -346,15 +346,16 @@ export class RunStore {
 
   /**
    * `finish` with its closing events and the thread's settling (`thread`, a statement from the
-   * threads store returning `runs_pending`) as one statement, without a transaction. Only for a
-   * run the finish hook has nothing to do for (it has no webhook). Says whether runs are pending
-   * on the thread.
+   * threads store returning `runs_pending`) as one statement, without a transaction, with
+   * `alsoWrite` (the run's last checkpoint writes) in it too. Only for a run the finish hook has
+   * nothing to do for (it has no webhook). Says whether runs are pending on the thread.
    */
   async finishWithThread(
     runId: string,
     status: RunStatus,
     closing: EventBatch,
     thread: EmbeddedStatement,
+    alsoWrite: EmbeddedStatement[] = [],
   ): Promise<{ runsPending: boolean }> {
     const { rows } = await this.pool.query<{ runs_pending: boolean | null }>(
       ...finishWith(
@@ -362,7 +363,7 @@ export class RunStore {
         status,
         null,
         closing,
-        [thread],
+        [thread, ...alsoWrite],
         'SELECT (SELECT runs_pending FROM embedded_0) AS runs_pending',
       ),
     );

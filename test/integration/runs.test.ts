@@ -507,6 +507,73 @@ describe('batches, bulk cancel and implicit threads', () => {
   });
 });
 
+describe("a run's checkpoints", () => {
+  // Checkpoint writes of a run with asynchronous durability are sent together, at most 50 ms
+  // after they were made; a short run's go with its final status.
+  const messagesOf = (state: { values: unknown }) =>
+    ((state.values as { messages?: { content: string }[] }).messages ?? []).map((m) => m.content);
+
+  it('are durable while a long run is still going, not only at its end', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('steady') });
+    // Written only at the end, every checkpoint would appear at once: the one after the first
+    // step never alone, without the second step's.
+    let midway = false;
+    let done = false;
+    const deadline = Date.now() + 15_000;
+    while (!done && Date.now() < deadline) {
+      const contents = (await rt.client.threads.getHistory(thread.thread_id)).map(messagesOf);
+      done = contents.some((c) => c.includes('second: first: steady'));
+      if (!done && contents.some((c) => c.includes('first: steady'))) midway = true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(done).toBe(true);
+    expect(midway).toBe(true);
+    const states = await rt.client.threads.getHistory(thread.thread_id);
+    expect(states.map((s) => s.metadata?.step)).toEqual([2, 1, 0, -1]);
+  });
+
+  it('fail the run when they cannot be written, and the thread keeps what is durable', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('kept') });
+    const sql = new pg.Client({ connectionString: rt.db.url });
+    await sql.connect();
+    const trigger = `refuse_${thread.thread_id.replaceAll('-', '')}`;
+    try {
+      await sql.query(`CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.thread_id = '${thread.thread_id}' THEN RAISE EXCEPTION 'checkpoint refused'; END IF;
+          RETURN NEW;
+        END $$`);
+      await sql.query(
+        `CREATE TRIGGER ${trigger} BEFORE INSERT ON checkpoints FOR EACH ROW EXECUTE FUNCTION ${trigger}()`,
+      );
+      const res = await rt.http(`/threads/${thread.thread_id}/runs/wait`, {
+        method: 'POST',
+        json: { assistant_id: 'echo', input: hi('refused') },
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ __error__: { message: 'checkpoint refused' } });
+      const [run] = await rt.client.runs.list(thread.thread_id);
+      expect(run?.status).toBe('error');
+      const after = await rt.client.threads.get(thread.thread_id);
+      expect(after.status).toBe('error');
+      expect(messagesOf(await rt.client.threads.getState(thread.thread_id))).toEqual([
+        'kept',
+        'echo: kept',
+      ]);
+    } finally {
+      await sql.query(`DROP TRIGGER IF EXISTS ${trigger} ON checkpoints`);
+      await sql.query(`DROP FUNCTION IF EXISTS ${trigger}()`);
+      await sql.end();
+    }
+    // With its checkpoints writable again, the thread goes on from what was durable.
+    const next = await rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('again') });
+    expect(contents(next)).toEqual(['kept', 'echo: kept', 'again', 'echo: again']);
+  });
+});
+
 describe('run errors', () => {
   it('ends a stateful run whose input the graph rejects, instead of leaving it running', async () => {
     const thread = await rt.client.threads.create();
