@@ -1,7 +1,7 @@
 // Assistants: versioned configurations of a graph. One system assistant exists per graph.
 import { validate as isUuid } from 'uuid';
 import { uuid7 as uuidv7 } from '../../common/ids/index.js';
-import { withTransaction, type Pool } from '../../common/db/index.js';
+import { withTransaction, type EmbeddedStatement, type Pool } from '../../common/db/index.js';
 import { AppError, conflict, invalid, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import {
@@ -33,8 +33,46 @@ export interface AssistantServiceDeps {
   logger: Logger;
 }
 
+/** Assistants remembered for runs (see `forRun`); the map starts over when it is full. */
+const MAX_REMEMBERED = 1000;
+
+/** An assistant as a new run uses it, and whether it may have changed since it was read. */
+export interface AssistantForRun {
+  assistant: AssistantRow;
+  /**
+   * For an assistant remembered from an earlier read: a condition that it is unchanged, for the
+   * statement that creates the run. A run created under a false one must not be kept.
+   */
+  unchanged?: EmbeddedStatement;
+}
+
 export class AssistantService {
+  /** Assistants read for runs, with their row versions, by assistant id. */
+  private readonly remembered = new Map<string, { row: AssistantRow; rowVersion: string }>();
+
   constructor(private readonly deps: AssistantServiceDeps) {}
+
+  /**
+   * The assistant a new run uses. With `remembered`, one read before for a run is used again,
+   * with a condition that it is unchanged: a run's creation then needs no read of its assistant.
+   */
+  async forRun(idOrGraph: string, remembered: boolean): Promise<AssistantForRun> {
+    const id = this.resolveId(idOrGraph);
+    const known = remembered ? this.remembered.get(id) : undefined;
+    if (known)
+      return {
+        assistant: known.row,
+        unchanged: this.deps.store.unchangedCondition(id, known.rowVersion),
+      };
+    const found = await this.deps.store.getVersioned(id);
+    if (!found) {
+      this.remembered.delete(id);
+      throw notFound('Assistant not found');
+    }
+    if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
+    this.remembered.set(id, found);
+    return { assistant: found.row };
+  }
 
   /** Upserts the system assistant of every registered graph; safe to run on every replica. */
   async ensureSystemAssistants(): Promise<void> {

@@ -4,6 +4,7 @@ import {
   isoFromUtcText,
   utcText,
   whereClause,
+  type EmbeddedStatement,
   type Pool,
   type PoolClient,
 } from '../../common/db/index.js';
@@ -101,6 +102,32 @@ export class AssistantStore {
       ],
     );
     return rows[0];
+  }
+
+  /**
+   * `get` with the row's version (its `xmin`): every insert or update of the row, a delete and
+   * re-create included, gives it a new one.
+   */
+  async getVersioned(
+    assistantId: string,
+  ): Promise<{ row: AssistantRow; rowVersion: string } | undefined> {
+    const { rows } = await this.pool.query<AssistantRow & { row_version: string }>(
+      `SELECT ${ASSISTANT_COLUMNS}, xmin::text AS row_version FROM assistants WHERE assistant_id = $1`,
+      [assistantId],
+    );
+    const found = rows[0];
+    if (!found) return undefined;
+    const { row_version: rowVersion, ...row } = found;
+    return { row, rowVersion };
+  }
+
+  /** A condition, for another store's statement, that the row still has version `rowVersion`. */
+  unchangedCondition(assistantId: string, rowVersion: string): EmbeddedStatement {
+    return {
+      sql: (first) =>
+        `EXISTS (SELECT 1 FROM assistants WHERE assistant_id = $${first} AND xmin = $${first + 1}::xid)`,
+      values: [assistantId, rowVersion],
+    };
   }
 
   async get(assistantId: string, db: Queryable = this.pool): Promise<AssistantRow | undefined> {

@@ -1,7 +1,12 @@
 // Runs: creation with multitask strategies, waiting and joining, cancellation.
 import type { IncomingHttpHeaders } from 'node:http';
 import { uuid7 as uuidv7 } from '../../common/ids/index.js';
-import { withTransaction, type Pool, type PoolClient } from '../../common/db/index.js';
+import {
+  withTransaction,
+  type EmbeddedStatement,
+  type Pool,
+  type PoolClient,
+} from '../../common/db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { ThreadService } from '../threads/index.js';
@@ -102,6 +107,8 @@ export function runBody(row: RunRow) {
 }
 
 interface PlannedRun {
+  /** Set when the assistant was remembered: the run may be created only if it is unchanged. */
+  assistantUnchanged?: EmbeddedStatement;
   stateless: boolean;
   threadMetadata: Record<string, unknown>;
   run: NewRun;
@@ -137,17 +144,22 @@ export class RunService {
   ): Promise<RunRow> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
-    const planned = await this.plan(threadId, body, {}, requestHeaders);
+    // Planned again with a fresh assistant, the run keeps its ids (and so its first event).
+    const ids = { run: uuidv7(), thread: threadId ?? uuidv7() };
+    const plan = (remembered: boolean) =>
+      this.plan(threadId, body, {}, requestHeaders, { remembered, ids });
     const dispatcher = this.deps.dispatcher;
     const start =
-      options.startHere && planned.run.after_seconds <= 0 ? dispatcher?.reserve() : undefined;
+      options.startHere && (body.after_seconds ?? 0) <= 0 ? dispatcher?.reserve() : undefined;
     let created: CreatedRun | undefined;
+    let planned: PlannedRun | undefined;
     try {
-      created = await this.insertPlanned(planned, body, start);
+      planned = await plan(true);
+      created = await this.insertPlanned(planned, body, start, () => plan(false));
     } finally {
       if (start) {
         const run = created?.run;
-        if (run?.status === 'running' && run.worker_id === start.workerId)
+        if (planned && run?.status === 'running' && run.worker_id === start.workerId)
           this.deps.events.startedHere(
             run.run_id,
             planned.opening.events,
@@ -160,17 +172,19 @@ export class RunService {
     return created.run;
   }
 
+  /** `fresh`: the run planned again with its assistant read now, not remembered. */
   private async insertPlanned(
     planned: PlannedRun,
     body: RunCreateBody,
     start: RunStart | undefined,
+    fresh: () => Promise<PlannedRun>,
   ): Promise<CreatedRun> {
     try {
-      return await this.insertOnce(planned, body, start);
+      return await this.insertOnce(planned, body, start, fresh);
     } catch (err) {
       // A worker claimed a run of the thread meanwhile: this one queues behind it.
       if (!start || !isRunningConflict(err)) throw err;
-      return this.insertOnce(planned, body, undefined);
+      return this.insertOnce(planned, body, undefined, fresh);
     }
   }
 
@@ -178,14 +192,24 @@ export class RunService {
     planned: PlannedRun,
     body: RunCreateBody,
     start: RunStart | undefined,
+    fresh: () => Promise<PlannedRun>,
   ): Promise<CreatedRun> {
     // An `enqueue` run, or one on a new temporary thread, needs nothing from the runs already
     // there: one statement marks (or creates) the thread busy and inserts the run with its first
     // event. A missing thread falls through to the transaction, which creates it or answers 404.
     if (planned.stateless || planned.run.multitask_strategy === 'enqueue') {
+      const { thread_id } = planned.run;
       const thread = planned.stateless
-        ? this.deps.threads.newBusyThread(planned.run.thread_id, planned.threadMetadata)
-        : this.deps.threads.lockedBusyThread(planned.run.thread_id, planned.threadMetadata);
+        ? this.deps.threads.newBusyThread(
+            thread_id,
+            planned.threadMetadata,
+            planned.assistantUnchanged,
+          )
+        : this.deps.threads.lockedBusyThread(
+            thread_id,
+            planned.threadMetadata,
+            planned.assistantUnchanged,
+          );
       const run = await this.deps.runs.insert(
         planned.run,
         planned.opening,
@@ -195,6 +219,9 @@ export class RunService {
       );
       if (run) return { run, cancelled: [] };
     }
+    // A remembered assistant may have changed (or the thread is missing): the transaction
+    // works with the assistant as it is now.
+    if (planned.assistantUnchanged) planned = await fresh();
     return withTransaction(this.deps.pool, (db) => this.createPlanned(db, planned, body, start));
   }
 
@@ -216,20 +243,27 @@ export class RunService {
     );
   }
 
-  /** Everything about a new run that needs no lock: its assistant, kwargs, ids and first event. */
+  /**
+   * Everything about a new run that needs no lock: its assistant, kwargs, ids and first event.
+   * With `remembered`, an assistant read for an earlier run may be used (see
+   * AssistantService.forRun), on the condition that it is unchanged.
+   */
   private async plan(
     threadId: string | undefined,
     body: RunCreateBody,
     extraKwargs: Record<string, unknown>,
     requestHeaders: IncomingHttpHeaders,
+    options: { remembered?: boolean; ids?: { run: string; thread: string } } = {},
   ): Promise<PlannedRun> {
-    const assistant = await this.deps.assistants.get(body.assistant_id).catch((err: unknown) => {
-      throw err instanceof AppError && err.code === 'NOT_FOUND'
-        ? notFound(
-            `No assistant found for "${body.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
-          )
-        : err;
-    });
+    const { assistant, unchanged } = await this.deps.assistants
+      .forRun(body.assistant_id, options.remembered ?? false)
+      .catch((err: unknown) => {
+        throw err instanceof AppError && err.code === 'NOT_FOUND'
+          ? notFound(
+              `No assistant found for "${body.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
+            )
+          : err;
+      });
     const stateless = threadId === undefined;
     if (stateless && body.command?.resume !== undefined) {
       throw badRequest('You must provide a thread_id when resuming.');
@@ -253,9 +287,10 @@ export class RunService {
       temporary: stateless && body.on_completion !== 'keep',
       durability: body.durability ?? (body.checkpoint_during === false ? 'exit' : null),
     };
-    const targetThread = threadId ?? uuidv7();
-    const runId = uuidv7();
+    const targetThread = threadId ?? options.ids?.thread ?? uuidv7();
+    const runId = options.ids?.run ?? uuidv7();
     return {
+      ...(unchanged ? { assistantUnchanged: unchanged } : {}),
       stateless,
       threadMetadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
       run: {

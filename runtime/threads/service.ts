@@ -221,14 +221,25 @@ export class ThreadService {
     return row !== undefined;
   }
 
-  /** `createForRun` as a statement for the runs store to embed in a run's insert. */
-  newBusyThread(threadId: string, metadata: Record<string, unknown>): EmbeddedStatement {
-    return this.deps.store.insertBusyStatement(threadId, metadata, this.deps.defaultTtl);
+  /**
+   * `createForRun` as a statement for the runs store to embed in a run's insert; with `onlyIf`
+   * (another store's condition), it does nothing when that is false.
+   */
+  newBusyThread(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    onlyIf?: EmbeddedStatement,
+  ): EmbeddedStatement {
+    return this.deps.store.insertBusyStatement(threadId, metadata, this.deps.defaultTtl, onlyIf);
   }
 
-  /** `lockForRun` as a statement for the runs store to embed in a run's insert. */
-  lockedBusyThread(threadId: string, metadata: Record<string, unknown>): EmbeddedStatement {
-    return this.deps.store.lockBusyStatement(threadId, metadata);
+  /** `lockForRun` as a statement for the runs store to embed in a run's insert (see above). */
+  lockedBusyThread(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    onlyIf?: EmbeddedStatement,
+  ): EmbeddedStatement {
+    return this.deps.store.lockBusyStatement(threadId, metadata, onlyIf);
   }
 
   /**

@@ -210,23 +210,31 @@ export class ThreadStore {
    * `lockBusy` and `insert` (busy) as statements another store runs inside its own, with
    * parameters numbered from `$first`; each returns the thread's id when it took effect.
    */
-  lockBusyStatement(threadId: string, metadata: Record<string, unknown>): EmbeddedStatement {
+  lockBusyStatement(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    onlyIf?: EmbeddedStatement,
+  ): EmbeddedStatement {
     return {
       sql: (first) =>
         `UPDATE threads SET status = 'busy', metadata = metadata || $${first + 1}::jsonb, updated_at = now()
-         WHERE thread_id = $${first} RETURNING thread_id`,
-      values: [threadId, JSON.stringify(metadata)],
+         WHERE thread_id = $${first}${onlyIf ? ` AND ${onlyIf.sql(first + 2)}` : ''} RETURNING thread_id`,
+      values: [threadId, JSON.stringify(metadata), ...(onlyIf?.values ?? [])],
     };
   }
 
+  /** With `onlyIf` (a condition from another store), nothing is inserted when it is false. */
   insertBusyStatement(
     threadId: string,
     metadata: Record<string, unknown>,
     ttl: Ttl | undefined,
+    onlyIf?: EmbeddedStatement,
   ): EmbeddedStatement {
+    const params = insertParams(threadId, metadata, ttl, 'busy');
     return {
-      sql: (first) => insertSql(first, 'thread_id'),
-      values: insertParams(threadId, metadata, ttl, 'busy'),
+      sql: (first) =>
+        insertSql(first, 'thread_id', onlyIf && ((at) => onlyIf.sql(at + params.length))),
+      values: [...params, ...(onlyIf?.values ?? [])],
     };
   }
 
@@ -387,11 +395,21 @@ export interface ThreadStateColumns {
 }
 
 /** Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them. */
-function insertSql(first: number, returning: string): string {
+/** `condition(first)`: a condition on the row, with parameters after the five of `insertParams`. */
+function insertSql(
+  first: number,
+  returning: string,
+  condition?: (first: number) => string,
+): string {
   const [id, metadata, minutes, strategy, status] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+  const expires = `CASE WHEN ${minutes}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${minutes}::float8 * 60) END`;
+  // A SELECT's parameters are not typed by the columns they go to, as VALUES' are.
+  const rows = condition
+    ? `SELECT ${id}::uuid, ${metadata}::jsonb, '{}'::jsonb, ${minutes}::float8, ${strategy}::text,
+        ${expires}, ${status}::text WHERE ${condition(first)}`
+    : `VALUES (${id}, ${metadata}, '{}'::jsonb, ${minutes}, ${strategy}, ${expires}, ${status})`;
   return `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
-    VALUES (${id}, ${metadata}, '{}'::jsonb, ${minutes}, ${strategy},
-      CASE WHEN ${minutes}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${minutes}::float8 * 60) END, ${status})
+    ${rows}
     ON CONFLICT (thread_id) DO NOTHING RETURNING ${returning}`;
 }
 

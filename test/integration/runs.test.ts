@@ -268,6 +268,54 @@ describe("the assistant's settings", () => {
     for (const configurable of await checkpointConfigs(thread.thread_id, next.run_id))
       expect(configurable).toMatchObject({ tone: 'sharp' });
   });
+
+  it('are read again for a new run whenever the assistant changed since the last one', async () => {
+    // Runs reuse an assistant read for an earlier run only while its row is unchanged.
+    const assistantId = crypto.randomUUID();
+    const create = (tone: string) =>
+      rt.client.assistants.create({
+        graphId: 'echo',
+        assistantId,
+        config: { configurable: { tone } },
+      });
+    const toneOfNewRun = async () => {
+      const thread = await rt.client.threads.create();
+      const run = await rt.client.runs.create(thread.thread_id, assistantId, { input: hi('x') });
+      const stored = (await rt.client.runs.get(thread.thread_id, run.run_id)) as unknown as {
+        kwargs: { config: { configurable: { tone: string } } };
+      };
+      return stored.kwargs.config.configurable.tone;
+    };
+    await create('one');
+    expect(await toneOfNewRun()).toBe('one');
+    expect(await toneOfNewRun()).toBe('one');
+    await rt.client.assistants.update(assistantId, { config: { configurable: { tone: 'two' } } });
+    expect(await toneOfNewRun()).toBe('two');
+    await rt.client.assistants.setLatest(assistantId, 1);
+    expect(await toneOfNewRun()).toBe('one');
+    await rt.client.assistants.delete(assistantId);
+    await create('three');
+    expect(await toneOfNewRun()).toBe('three');
+    // Threadless runs too.
+    await rt.client.assistants.update(assistantId, { config: { configurable: { tone: 'four' } } });
+    const stateless = await rt.http('/runs/wait', {
+      method: 'POST',
+      json: { assistant_id: assistantId, input: hi('x'), on_completion: 'keep' },
+    });
+    expect(stateless.status).toBe(200);
+    const [thread] = await rt.client.threads.search({ metadata: { assistant_id: assistantId } });
+    const [run] = await rt.client.runs.list(thread!.thread_id);
+    expect(
+      (run as unknown as { kwargs: { config: { configurable: { tone: string } } } }).kwargs.config
+        .configurable.tone,
+    ).toBe('four');
+    await rt.client.assistants.delete(assistantId);
+    const gone = await rt.http('/runs/wait', {
+      method: 'POST',
+      json: { assistant_id: assistantId, input: hi('x') },
+    });
+    expect(gone.status).toBe(404);
+  });
 });
 
 describe('background runs', () => {
