@@ -34,6 +34,7 @@ import type {
   ThreadStatus,
   TtlInput,
 } from './schemas.js';
+import { threadInsertBatcher, type ThreadInsertBatcher } from './insert-batcher.js';
 import { threadRowLoader, type ThreadRowLoader } from './row-loader.js';
 import type { ThreadRow, ThreadStore, Ttl } from './store.js';
 
@@ -86,9 +87,12 @@ function interruptsOf(snapshot: StateSnapshot): Record<string, unknown> {
 export class ThreadService {
   /** Reads of single threads, batched per turn of the event loop (see `threadRowLoader`). */
   private readonly rows: ThreadRowLoader;
+  /** Creations of threads, batched the same way (see `threadInsertBatcher`). */
+  private readonly inserts: ThreadInsertBatcher;
 
   constructor(private readonly deps: ThreadServiceDeps) {
     this.rows = threadRowLoader(deps.store);
+    this.inserts = threadInsertBatcher(deps.store);
   }
 
   async create(body: ThreadCreateBody): Promise<ThreadRow> {
@@ -101,7 +105,7 @@ export class ThreadService {
         throw badRequest(`Thread ${threadId} has no graph ID: pass graph_id to apply supersteps`);
       if (!this.deps.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
     }
-    const inserted = await this.deps.store.insert({
+    const inserted = await this.inserts.load({
       thread_id: threadId,
       metadata,
       ttl: toTtl(body.ttl) ?? this.deps.defaultTtl,

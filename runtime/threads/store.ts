@@ -41,6 +41,14 @@ type Queryable = Pool | PoolClient;
 const quote = (field: string) => (field === 'values' ? '"values"' : field);
 
 /** Every column but the state cache, which only the state read path wants. */
+/** A thread to insert. */
+export interface NewThread {
+  thread_id: string;
+  metadata: Record<string, unknown>;
+  ttl: Ttl | undefined;
+  status?: ThreadStatus;
+}
+
 const COLUMNS =
   'thread_id, created_at, updated_at, state_updated_at, metadata, config, status, "values", interrupts, error, ttl_minutes, ttl_strategy, expires_at';
 
@@ -78,15 +86,7 @@ export class ThreadStore {
   constructor(private readonly pool: Pool) {}
 
   /** Inserts a thread; undefined when the id is taken. */
-  async insert(
-    thread: {
-      thread_id: string;
-      metadata: Record<string, unknown>;
-      ttl: Ttl | undefined;
-      status?: ThreadStatus;
-    },
-    db: Queryable = this.pool,
-  ): Promise<ThreadRow | undefined> {
+  async insert(thread: NewThread, db: Queryable = this.pool): Promise<ThreadRow | undefined> {
     // Named, so each connection parses and plans the hottest write once.
     const { rows } = await db.query<ThreadRow>({
       name: 'threads.insert',
@@ -94,6 +94,31 @@ export class ThreadStore {
       values: insertParams(thread.thread_id, thread.metadata, thread.ttl, thread.status ?? 'idle'),
     });
     return rows[0];
+  }
+
+  /**
+   * `insert` for several threads in one statement (and one commit). Ids must be distinct.
+   * Returns the rows inserted; a thread whose id was taken is absent.
+   */
+  async insertMany(threads: NewThread[]): Promise<ThreadRow[]> {
+    const { rows } = await this.pool.query<ThreadRow>({
+      name: 'threads.insert-many',
+      text: `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
+        SELECT t.id, t.metadata, '{}'::jsonb, t.minutes, t.strategy,
+          CASE WHEN t.minutes IS NULL THEN NULL ELSE now() + make_interval(secs => t.minutes * 60) END,
+          t.status
+        FROM unnest($1::uuid[], $2::jsonb[], $3::float8[], $4::text[], $5::text[])
+          AS t(id, metadata, minutes, strategy, status)
+        ON CONFLICT (thread_id) DO NOTHING RETURNING ${COLUMNS}`,
+      values: [
+        threads.map((t) => t.thread_id),
+        threads.map((t) => t.metadata),
+        threads.map((t) => t.ttl?.minutes ?? null),
+        threads.map((t) => t.ttl?.strategy ?? null),
+        threads.map((t) => t.status ?? 'idle'),
+      ],
+    });
+    return rows;
   }
 
   async get(threadId: string, db: Queryable = this.pool): Promise<ThreadRow | undefined> {

@@ -2,7 +2,7 @@
 import type { Message, ThreadState } from '@langchain/langgraph-sdk';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { ThreadStore, threadRowLoader } from '../../runtime/threads/index.js';
+import { ThreadStore, threadInsertBatcher, threadRowLoader } from '../../runtime/threads/index.js';
 import { useRuntime } from '../support/fixture.js';
 
 const rt = useRuntime();
@@ -158,6 +158,77 @@ describe('thread reads batched per turn of the event loop', () => {
       await rt.client.threads.update(threads[1]!.thread_id, { metadata: { loader: 'changed' } });
       expect((await loader.load(threads[1]!.thread_id))?.metadata).toEqual({ loader: 'changed' });
       expect(batches).toEqual([7, 1]);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('thread creations batched per turn of the event loop', () => {
+  it('answers each concurrent create with its own thread, and one id taken once', async () => {
+    const taken = crypto.randomUUID();
+    const answers = await Promise.all([
+      ...Array.from({ length: 10 }, (_, i) =>
+        rt.http('/threads', { method: 'POST', json: { metadata: { wave: i } } }),
+      ),
+      ...Array.from({ length: 4 }, (_, i) =>
+        rt.http('/threads', {
+          method: 'POST',
+          json: { thread_id: i % 2 ? taken : taken.toUpperCase(), metadata: { same: i } },
+        }),
+      ),
+    ]).then((all) => Promise.all(all.map(async (r) => [r.status, await r.json()] as const)));
+    const fresh = answers.slice(0, 10);
+    expect(fresh.map(([status]) => status)).toEqual(Array(10).fill(200));
+    expect(new Set(fresh.map(([, body]) => (body as { thread_id: string }).thread_id)).size).toBe(
+      10,
+    );
+    fresh.forEach(([, body], i) => expect(body).toMatchObject({ metadata: { wave: i } }));
+    const same = answers.slice(10);
+    expect(same.filter(([status]) => status === 200)).toHaveLength(1);
+    expect(same.filter(([status]) => status === 409)).toHaveLength(3);
+    const winner = same.find(([status]) => status === 200)![1] as { metadata: unknown };
+    expect((await rt.client.threads.get(taken)).metadata).toEqual(winner.metadata);
+  });
+
+  it('inserts the threads of one turn with one statement, and each alone when it fails', async () => {
+    const pool = new pg.Pool({ connectionString: rt.db.url, max: 2 });
+    try {
+      const store = new ThreadStore(pool);
+      const calls: string[] = [];
+      const batcher = threadInsertBatcher({
+        insert: (thread) => (calls.push('one'), store.insert(thread)),
+        insertMany: (threads) => (calls.push(`many ${threads.length}`), store.insertMany(threads)),
+      });
+      const existing = await rt.client.threads.create();
+      const duplicate = crypto.randomUUID();
+      const wanted = [crypto.randomUUID(), existing.thread_id, duplicate, duplicate];
+      const rows = await Promise.all(
+        wanted.map((id, i) =>
+          batcher.load({
+            thread_id: id,
+            metadata: { n: i },
+            ttl: { minutes: 5, strategy: 'delete' },
+          }),
+        ),
+      );
+      expect(calls).toEqual(['many 3']);
+      expect(rows.map((r) => r?.metadata ?? null)).toEqual([{ n: 0 }, null, { n: 2 }, null]);
+      const ttl = await pool.query<{ minutes: number; expires: boolean }>(
+        `SELECT ttl_minutes AS minutes, expires_at > now() + interval '4 minutes' AS expires
+         FROM threads WHERE thread_id = $1`,
+        [wanted[0]],
+      );
+      expect(ttl.rows[0]).toEqual({ minutes: 5, expires: true });
+      // A batch whose statement fails: each creation is tried alone and fails or succeeds alone.
+      calls.length = 0;
+      const failing = await Promise.allSettled([
+        batcher.load({ thread_id: 'not-a-uuid', metadata: {}, ttl: undefined }),
+        batcher.load({ thread_id: crypto.randomUUID(), metadata: { ok: true }, ttl: undefined }),
+      ]);
+      expect(calls).toEqual(['many 2', 'one', 'one']);
+      expect(failing[0]!.status).toBe('rejected');
+      expect(failing[1]).toMatchObject({ status: 'fulfilled', value: { metadata: { ok: true } } });
     } finally {
       await pool.end();
     }
