@@ -227,7 +227,7 @@ describe('thread creations batched per turn of the event loop', () => {
         batcher.load({ thread_id: crypto.randomUUID(), metadata: { ok: true }, ttl: undefined }),
       ]);
       expect(calls).toEqual(['many 2', 'one', 'one']);
-      expect(failing[0]!.status).toBe('rejected');
+      expect(failing[0].status).toBe('rejected');
       expect(failing[1]).toMatchObject({ status: 'fulfilled', value: { metadata: { ok: true } } });
     } finally {
       await pool.end();
