@@ -38,9 +38,20 @@ export class RunEventLog {
    */
   private readonly batchMs = new Map<string, number>();
 
+  /**
+   * Last event handed to local readers, for each run whose events reach them as they are
+   * produced, before they are durable (see `startedHere`).
+   */
+  private readonly liveUpTo = new Map<string, number>();
+
   /** A writer for one run's events: numbers them and flushes in small batches. */
   writer(runId: string, firstSeq = 0): RunEventWriter {
     return new RunEventWriter(runId, firstSeq, this, this.batchMs.get(runId) ?? 0);
+  }
+
+  /** Hands an event to local readers before it is durable, if its run is read live here. */
+  pushedLive(runId: string, event: RunEvent): void {
+    if (this.liveUpTo.has(runId) && event.event !== END_EVENT) this.deliver(runId, [event]);
   }
 
   /** Makes a batch durable, wakes other replicas (same statement), then local readers. */
@@ -57,20 +68,37 @@ export class RunEventLog {
    * `batchMs`, its events are written at most that often: for a run whose creator waits only for
    * its end, a short run then writes all its events with its final status, one statement fewer.
    */
-  startedHere(runId: string, opening: RunEvent[], batchMs = 0): void {
+  startedHere(
+    runId: string,
+    opening: RunEvent[],
+    options: { batchMs?: number; live?: boolean } = {},
+  ): void {
     this.kept.set(runId, [...opening]);
-    if (batchMs > 0) this.batchMs.set(runId, batchMs);
+    if (options.batchMs) this.batchMs.set(runId, options.batchMs);
+    // `live`: a stream nobody may resume reaches its local readers as it is produced; its log
+    // is still written, in batches, and the end marker only once the run's status is final.
+    if (options.live) this.liveUpTo.set(runId, opening.at(-1)?.seq ?? -1);
   }
 
   /** Stops keeping a run's log (its execution here is over). */
   forget(runId: string): void {
     this.kept.delete(runId);
     this.batchMs.delete(runId);
+    this.liveUpTo.delete(runId);
   }
 
-  private deliver(runId: string, batch: RunEvent[]): void {
+  private deliver(runId: string, delivered: RunEvent[]): void {
+    let batch = delivered;
+    const liveUpTo = this.liveUpTo.get(runId);
+    if (liveUpTo !== undefined) {
+      // Events of a live run arrive twice, as produced and once durable: the second time
+      // only wakes readers, with an empty batch (one that joined without the kept log may be
+      // waiting for them in the table).
+      batch = delivered.filter((e) => e.seq > liveUpTo);
+      if (batch.length) this.liveUpTo.set(runId, batch.at(-1)!.seq);
+    }
     const kept = this.kept.get(runId);
-    if (kept) {
+    if (kept && batch.length) {
       const ended = batch.some((e) => e.event === END_EVENT);
       if (ended || kept.length + batch.length > MAX_KEPT) this.kept.delete(runId);
       else kept.push(...batch);
@@ -112,7 +140,9 @@ export class RunEventLog {
     let mustQuery = kept === undefined;
     let wake: (() => void) | undefined;
     const onLocal = (batch: RunEvent[]) => {
-      if (queued.length < MAX_QUEUED) queued.push(...batch);
+      // An empty batch: events already handed over live became durable (see `deliver`).
+      if (!batch.length) mustQuery = true;
+      else if (queued.length < MAX_QUEUED) queued.push(...batch);
       else mustQuery = true;
       wake?.();
     };
@@ -138,13 +168,17 @@ export class RunEventLog {
           mustQuery = false;
           batch = await this.store.eventsAfter(runId, seq);
         }
+        const before = seq;
         for (const event of batch) {
           if (event.seq <= seq) continue;
           if (event.event === END_EVENT) return;
           seq = event.seq;
           yield event;
         }
-        if (batch.length || mustQuery || queued.length) continue;
+        // Nothing new while queued events wait behind a gap: the gap's events were handed to
+        // readers live before this one subscribed, and are not durable yet. Their write wakes it.
+        const stalled = seq === before && queued.length > 0 && !mustQuery;
+        if (!stalled && (seq !== before || mustQuery || queued.length)) continue;
         const heard = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(false), idleMs);
           wake = () => {
@@ -197,7 +231,9 @@ export class RunEventWriter {
   ) {}
 
   push(event: string, data: unknown): void {
-    this.pending.push({ seq: this.seq++, event, data });
+    const pushed = { seq: this.seq++, event, data };
+    this.pending.push(pushed);
+    this.log.pushedLive(this.runId, pushed);
     // Events produced in one tick (or within `batchMs`) share one INSERT and one NOTIFY.
     this.timer ??= setTimeout(() => void this.flush(), this.batchMs);
   }

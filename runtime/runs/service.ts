@@ -134,7 +134,9 @@ export class RunService {
    * its thread starts at once on this process's worker when it has a free slot: no claim, no
    * wake-up through PostgreSQL, and its events reach the caller from memory. With `endOnly`
    * too (wait), nobody follows its events live, so they are written in batches of up to
-   * `END_ONLY_BATCH_MS`.
+   * `END_ONLY_BATCH_MS`. A stream that cannot be resumed (not `stream_resumable`) is batched
+   * the same way, its events handed to its readers here as they are produced: nobody can ask
+   * for them again by id, so they need not be durable first.
    */
   async create(
     threadId: string | undefined,
@@ -163,7 +165,11 @@ export class RunService {
           this.deps.events.startedHere(
             run.run_id,
             planned.opening.events,
-            options.endOnly ? END_ONLY_BATCH_MS : 0,
+            options.endOnly
+              ? { batchMs: END_ONLY_BATCH_MS }
+              : body.stream_resumable
+                ? {}
+                : { batchMs: END_ONLY_BATCH_MS, live: true },
           );
         dispatcher?.adopt(run);
       }

@@ -555,6 +555,64 @@ describe('batches, bulk cancel and implicit threads', () => {
   });
 });
 
+describe('streams and their log', () => {
+  // A stream that cannot be resumed reaches its caller as it is produced and its log is written
+  // in batches; a resumable one sends only what is durable, so any event id can be asked again.
+  it('hold the same events; a resumable stream sends only durable ones, another sends them live', async () => {
+    const sql = new pg.Client({ connectionString: rt.db.url });
+    await sql.connect();
+    try {
+      const durable = async (runId: string) =>
+        (
+          await sql.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM run_events WHERE run_id = $1',
+            [runId],
+          )
+        ).rows[0]!.n;
+      const streamed = async (resumable: boolean) => {
+        const thread = await rt.client.threads.create();
+        const parts: { event: string; data: unknown }[] = [];
+        let runId = '';
+        let behind = 0;
+        for await (const part of rt.client.runs.stream(thread.thread_id, 'slow', {
+          input: hi(resumable ? 'kept' : 'live'),
+          streamMode: ['values', 'updates'],
+          streamResumable: resumable,
+        })) {
+          parts.push(part);
+          if (part.event === 'metadata') runId = (part.data as { run_id: string }).run_id;
+          if ((await durable(runId)) < parts.length) behind++;
+        }
+        const joined: { event: string; data: unknown }[] = [];
+        for await (const part of rt.client.runs.joinStream(thread.thread_id, runId, {
+          lastEventId: '-1',
+        } as never))
+          joined.push(part);
+        return { parts, joined, behind };
+      };
+      const resumable = await streamed(true);
+      expect(resumable.behind).toBe(0);
+      const live = await streamed(false);
+      // Sent before its batch was written (50 ms): seen for at least one of its five events.
+      expect(live.behind).toBeGreaterThan(0);
+      for (const { parts, joined } of [resumable, live]) {
+        expect(parts.map((p) => p.event)).toEqual([
+          'metadata',
+          'values',
+          'updates',
+          'values',
+          'updates',
+          'values',
+        ]);
+        // The log, replayed once the run ended, holds every event that was sent.
+        expect(joined).toEqual(parts);
+      }
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
 describe("a run's checkpoints", () => {
   // Checkpoint writes of a run with asynchronous durability are sent together, at most 50 ms
   // after they were made; a short run's go with its final status.

@@ -124,6 +124,62 @@ describe('RunEventLog: a run that started here', () => {
   });
 });
 
+describe('RunEventLog: a stream read live', () => {
+  it('reaches readers here as produced, is written in batches, and ends once durable', async () => {
+    const stored: RunEvent[] = [];
+    const store = {
+      appendEvents: (_runId: string, batch: RunEvent[]) => {
+        stored.push(...batch);
+        return Promise.resolve();
+      },
+      eventsAfter: (_runId: string, after: number) => {
+        reads.push(after);
+        return Promise.resolve(stored.filter((e) => e.seq > after));
+      },
+      isActive: () => Promise.resolve(true),
+    } as unknown as RunStore;
+    const reads: number[] = [];
+    const log = new RunEventLog(store, notifier);
+    const opening: RunEvent[] = [{ seq: 0, event: 'metadata', data: null }];
+    log.startedHere('r', opening, { batchMs: 1000, live: true });
+    const seen: number[] = [];
+    const reader = (async () => {
+      for await (const e of log.read('r', -1)) seen.push(e.seq);
+    })();
+    const writer = log.writer('r', 1);
+    writer.push('values', 1);
+    writer.push('values', 2);
+    await new Promise((r) => setTimeout(r, 5));
+    // Handed over before anything was written.
+    expect(seen).toEqual([0, 1, 2]);
+    expect(stored).toEqual([]);
+    // Past the kept log's limit, a reader that joins reads the table, which is behind: it waits
+    // for the write instead of polling the table, and gets each event once.
+    for (let i = 0; i < 1000; i++) writer.push('values', i);
+    const late: number[] = [];
+    const lateReader = (async () => {
+      for await (const e of log.read('r', 0)) late.push(e.seq);
+    })();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(late).toEqual([]);
+    // A live event behind the gap: still no polling of the table.
+    writer.push('values', 'behind the gap');
+    const queries = reads.length;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(reads.length - queries).toBeLessThanOrEqual(1);
+    // Once written, the waiting reader reads them, before the run's end.
+    await writer.flush();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(late).toHaveLength(1003);
+    const closing = await writer.closingBatch();
+    stored.push(...closing);
+    log.publish('r', closing);
+    await Promise.all([reader, lateReader]);
+    expect(seen).toHaveLength(1004);
+    expect(late).toEqual(seen.slice(1));
+  });
+});
+
 describe('RunEventWriter batches', () => {
   function logCounting() {
     const appended: number[][] = [];
@@ -149,7 +205,7 @@ describe('RunEventWriter batches', () => {
 
   it('holds the events of a run followed only to its end, and closes with them', async () => {
     const { log, appended } = logCounting();
-    log.startedHere('r', [{ seq: 0, event: 'metadata', data: null }], 40);
+    log.startedHere('r', [{ seq: 0, event: 'metadata', data: null }], { batchMs: 40 });
     const writer = log.writer('r', 1);
     writer.push('values', 1);
     await new Promise((r) => setTimeout(r, 5));
