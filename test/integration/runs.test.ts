@@ -586,7 +586,7 @@ describe('streams and their log', () => {
         const joined: { event: string; data: unknown }[] = [];
         for await (const part of rt.client.runs.joinStream(thread.thread_id, runId, {
           lastEventId: '-1',
-        } as never))
+        }))
           joined.push(part);
         return { parts, joined, behind };
       };
