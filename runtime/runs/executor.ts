@@ -225,6 +225,13 @@ export class RunExecutor {
       }
     }
     await this.deps.checkpoints.idle(run.thread_id);
+    /** Checkpoints that could not be written end the run `error`, with an `error` event. */
+    const failWith = (err: unknown) => {
+      log.warn({ err }, 'checkpoint write failed');
+      status = 'error';
+      error = errorOf(err);
+      writer.push('error', error);
+    };
     const rollback = signal.aborted && signal.reason === 'rollback';
     const completed = status === 'success' && finalValues !== undefined;
     /** Checkpoint writes still deferred, for the statement that ends the run. */
@@ -236,11 +243,8 @@ export class RunExecutor {
       else await deferral?.end();
     } catch (err) {
       // A deferred write failed: the run fails with it, as it would have at that step.
-      log.warn({ err }, 'checkpoint write failed');
-      status = 'error';
-      error = errorOf(err);
+      failWith(err);
       finalValues = undefined;
-      writer.push('error', error);
     }
     if (rollback) {
       // Rollback: the run and every checkpoint it wrote disappear, as if it never ran. The
@@ -259,8 +263,12 @@ export class RunExecutor {
     }
     // The log's last events and its end marker commit with the run's final status: fewer
     // statements, and no reader sees the end of a run whose status is not final yet.
-    let closing = await writer.closingBatch();
-    let finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
+    const closeLog = async () => {
+      const events = await writer.closingBatch();
+      return { events, notify: this.deps.events.wakeFor(run.run_id) };
+    };
+    let finalEvents = await closeLog();
+    let closing = finalEvents.events;
     if (kwargs.temporary) {
       // Without a webhook to queue, ending the run and deleting its thread is one statement.
       if (kwargs.webhook)
@@ -297,13 +305,10 @@ export class RunExecutor {
         if (!checkpointWrites.length) throw err;
         // Its last checkpoints could not be written: the run fails with that error, and the
         // thread settles on what is durable.
-        log.warn({ err }, 'checkpoint write failed');
         writer.reopen(closing);
-        status = 'error';
-        error = errorOf(err);
-        writer.push('error', error);
-        closing = await writer.closingBatch();
-        finalEvents = { events: closing, notify: this.deps.events.wakeFor(run.run_id) };
+        failWith(err);
+        finalEvents = await closeLog();
+        closing = finalEvents.events;
       }
     }
     try {

@@ -1,5 +1,6 @@
 // Thread creations that arrive in the same turn of the event loop share one INSERT.
 import DataLoader from 'dataloader';
+import { PER_TURN } from './row-loader.js';
 import type { NewThread, ThreadRow, ThreadStore } from './store.js';
 
 export type ThreadInsertBatcher = DataLoader<NewThread, ThreadRow | undefined>;
@@ -14,29 +15,24 @@ export type ThreadInsertBatcher = DataLoader<NewThread, ThreadRow | undefined>;
 export function threadInsertBatcher(
   store: Pick<ThreadStore, 'insert' | 'insertMany'>,
 ): ThreadInsertBatcher {
-  return new DataLoader(
-    async (threads) => {
-      if (threads.length === 1) return [await store.insert(threads[0]!)];
-      const firsts = new Map<string, NewThread>();
-      for (const thread of threads) {
-        const id = thread.thread_id.toLowerCase();
-        if (!firsts.has(id)) firsts.set(id, thread);
-      }
-      let rows: ThreadRow[];
-      try {
-        rows = await store.insertMany([...firsts.values()]);
-      } catch {
-        // One creation's failure is not the others': each is tried alone, and fails alone.
-        return Promise.all(
-          threads.map((thread) => store.insert(thread).catch((err: Error) => err)),
-        );
-      }
-      const inserted = new Map(rows.map((row) => [row.thread_id, row]));
-      return threads.map((thread) => {
-        const id = thread.thread_id.toLowerCase();
-        return firsts.get(id) === thread ? inserted.get(id) : undefined;
-      });
-    },
-    { cache: false, batchScheduleFn: (dispatch) => setImmediate(dispatch), maxBatchSize: 100 },
-  );
+  return new DataLoader(async (threads) => {
+    if (threads.length === 1) return [await store.insert(threads[0]!)];
+    const firsts = new Map<string, NewThread>();
+    for (const thread of threads) {
+      const id = thread.thread_id.toLowerCase();
+      if (!firsts.has(id)) firsts.set(id, thread);
+    }
+    let rows: ThreadRow[];
+    try {
+      rows = await store.insertMany([...firsts.values()]);
+    } catch {
+      // One creation's failure is not the others': each is tried alone, and fails alone.
+      return Promise.all(threads.map((thread) => store.insert(thread).catch((err: Error) => err)));
+    }
+    const inserted = new Map(rows.map((row) => [row.thread_id, row]));
+    return threads.map((thread) => {
+      const id = thread.thread_id.toLowerCase();
+      return firsts.get(id) === thread ? inserted.get(id) : undefined;
+    });
+  }, PER_TURN);
 }

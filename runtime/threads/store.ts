@@ -105,7 +105,7 @@ export class ThreadStore {
       name: 'threads.insert-many',
       text: `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
         SELECT t.id, t.metadata, '{}'::jsonb, t.minutes, t.strategy,
-          CASE WHEN t.minutes IS NULL THEN NULL ELSE now() + make_interval(secs => t.minutes * 60) END,
+          ${expiresAt('t.minutes')},
           t.status
         FROM unnest($1::uuid[], $2::jsonb[], $3::float8[], $4::text[], $5::text[])
           AS t(id, metadata, minutes, strategy, status)
@@ -420,6 +420,11 @@ export interface ThreadStateColumns {
 }
 
 /** Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them. */
+/** `expires_at` of a new thread whose TTL is `minutes` (an SQL expression, null for none). */
+function expiresAt(minutes: string): string {
+  return `CASE WHEN ${minutes}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${minutes}::float8 * 60) END`;
+}
+
 /** `condition(first)`: a condition on the row, with parameters after the five of `insertParams`. */
 function insertSql(
   first: number,
@@ -427,7 +432,7 @@ function insertSql(
   condition?: (first: number) => string,
 ): string {
   const [id, metadata, minutes, strategy, status] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
-  const expires = `CASE WHEN ${minutes}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${minutes}::float8 * 60) END`;
+  const expires = expiresAt(`${minutes}`);
   // A SELECT's parameters are not typed by the columns they go to, as VALUES' are.
   const rows = condition
     ? `SELECT ${id}::uuid, ${metadata}::jsonb, '{}'::jsonb, ${minutes}::float8, ${strategy}::text,
