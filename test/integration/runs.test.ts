@@ -151,15 +151,48 @@ describe('a run whose caller waits for it', () => {
          VALUES ($1, $2, $3, 'running', 1, 'elsewhere', now() + interval '1 minute')`,
         [holder, thread.thread_id, assistant!.assistant_id],
       );
-      const waited = rt.client.runs.wait(thread.thread_id, 'echo', { input: hi('late') });
-      await new Promise((r) => setTimeout(r, 300));
+      // Plain fetch, not the SDK: the SDK retries a 5xx, which would hide a failed first insert.
+      const waited = fetch(`${rt.url}/threads/${thread.thread_id}/runs/wait`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ assistant_id: 'echo', input: hi('late') }),
+      });
+      // Commit only once the new run's insert waits on a lock the claim holds, so the insert
+      // surely began before the claim became visible.
+      const watcher = new pg.Client({ connectionString: rt.db.url });
+      await watcher.connect();
+      try {
+        const blocked = async () =>
+          (
+            await watcher.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock'
+                 AND query LIKE '%INSERT INTO runs%'`,
+            )
+          ).rows[0]!.n > 0;
+        expect(await eventually(blocked, (b) => b)).toBe(true);
+      } finally {
+        await watcher.end();
+      }
       await sql.query('COMMIT');
-      // The other run ends; the queued one is then claimed like any other.
+      // The other run ends only once the new one has queued: ending it sooner lets the new run's
+      // insert, still waiting on the thread, find the thread free and start at once.
+      const queued = async () =>
+        (
+          await sql.query<{ status: string }>(
+            'SELECT status FROM runs WHERE thread_id = $1 AND run_id <> $2',
+            [thread.thread_id, holder],
+          )
+        ).rows.map((r) => r.status);
+      expect(await eventually(queued, (s) => s.length > 0)).toEqual(['pending']);
+      // The queued one is then claimed like any other.
       await sql.query(
         `UPDATE runs SET status = 'success', run_ended_at = now() WHERE run_id = $1`,
         [holder],
       );
-      expect(contents(await waited)).toEqual(['late', 'echo: late']);
+      const answer = await waited;
+      expect(answer.status).toBe(200);
+      expect(contents(await answer.json())).toEqual(['late', 'echo: late']);
       const runs = await rt.client.runs.list(thread.thread_id);
       const late = runs.find((r) => r.run_id !== holder)!;
       expect(late.status).toBe('success');
