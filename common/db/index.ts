@@ -9,6 +9,7 @@ export { migrate, readMigrationDir, type Migration, type MigrateOptions } from '
 export { SqlParams, isoFromUtcText, utcText, whereClause, type EmbeddedStatement } from './sql.js';
 export { StatementNames, type PreparedStatementOptions } from './prepared.js';
 export { parseByteaArray } from './bytea-array.js';
+export { PER_TURN, sameTurnReads } from './same-turn.js';
 export {
   startPostgresServer,
   freePort,

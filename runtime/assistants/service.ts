@@ -1,7 +1,12 @@
 // Assistants: versioned configurations of a graph. One system assistant exists per graph.
 import { validate as isUuid } from 'uuid';
 import { uuid7 as uuidv7 } from '../../common/ids/index.js';
-import { withTransaction, type EmbeddedStatement, type Pool } from '../../common/db/index.js';
+import {
+  sameTurnReads,
+  withTransaction,
+  type EmbeddedStatement,
+  type Pool,
+} from '../../common/db/index.js';
 import { AppError, conflict, invalid, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import {
@@ -49,8 +54,14 @@ export interface AssistantForRun {
 export class AssistantService {
   /** Assistants read for runs, with their row versions, by assistant id. */
   private readonly remembered = new Map<string, { row: AssistantRow; rowVersion: string }>();
+  /** Searches and counts: identical ones asked in one turn of the event loop share one query. */
+  private readonly searchSameTurn: AssistantStore['search'];
+  private readonly countSameTurn: AssistantStore['count'];
 
-  constructor(private readonly deps: AssistantServiceDeps) {}
+  constructor(private readonly deps: AssistantServiceDeps) {
+    this.searchSameTurn = sameTurnReads((query) => deps.store.search(query));
+    this.countSameTurn = sameTurnReads((filter) => deps.store.count(filter));
+  }
 
   /**
    * The assistant a new run uses. With `remembered`, one read before for a run is used again,
@@ -154,8 +165,9 @@ export class AssistantService {
     return [id];
   }
 
+  /** One page of matching assistants; the rows are shared with identical searches, unchanged. */
   async search(body: AssistantSearchBody) {
-    return this.deps.store.search({
+    return this.searchSameTurn({
       metadata: body.metadata,
       graph_id: body.graph_id,
       name: body.name,
@@ -168,7 +180,11 @@ export class AssistantService {
   }
 
   count(body: AssistantCountBody): Promise<number> {
-    return this.deps.store.count(body);
+    return this.countSameTurn({
+      metadata: body.metadata,
+      graph_id: body.graph_id,
+      name: body.name,
+    });
   }
 
   async versions(

@@ -1,6 +1,6 @@
 // Thread creations that arrive in the same turn of the event loop share one INSERT.
 import DataLoader from 'dataloader';
-import { PER_TURN } from './row-loader.js';
+import { PER_TURN } from '../../common/db/index.js';
 import type { NewThread, ThreadRow, ThreadStore } from './store.js';
 
 export type ThreadInsertBatcher = DataLoader<NewThread, ThreadRow | undefined>;

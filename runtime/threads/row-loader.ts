@@ -1,18 +1,9 @@
 // Single-thread reads that arrive in the same turn of the event loop share one query.
 import DataLoader from 'dataloader';
+import { PER_TURN } from '../../common/db/index.js';
 import type { ThreadRow, ThreadStore } from './store.js';
 
 export type ThreadRowLoader = DataLoader<string, ThreadRow | undefined>;
-
-/**
- * Batches of what arrives in one turn of the event loop, sent once its I/O callbacks have run;
- * nothing cached. Shared with thread creations (insert-batcher.ts).
- */
-export const PER_TURN = {
-  cache: false,
-  batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch),
-  maxBatchSize: 100,
-} as const;
 
 /**
  * Under load the server reads several requests per turn of the event loop; each thread read would

@@ -419,12 +419,12 @@ export interface ThreadStateColumns {
   cache?: { key: string; body: unknown } | undefined;
 }
 
-/** Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them. */
 /** `expires_at` of a new thread whose TTL is `minutes` (an SQL expression, null for none). */
 function expiresAt(minutes: string): string {
   return `CASE WHEN ${minutes}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${minutes}::float8 * 60) END`;
 }
 
+/** Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them. */
 /** `condition(first)`: a condition on the row, with parameters after the five of `insertParams`. */
 function insertSql(
   first: number,

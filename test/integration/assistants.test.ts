@@ -1,7 +1,12 @@
 // Assistants through the official JS SDK against a running server on real PostgreSQL.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../common/logging/index.js';
+import { AssistantService, AssistantStore } from '../../runtime/assistants/index.js';
+import { loadLanggraphConfig } from '../../runtime/config/index.js';
+import { GraphRegistry } from '../../runtime/graphs/index.js';
 import { useRuntime } from '../support/fixture.js';
-import { exampleGraphIds } from '../support/server.js';
+import { EXAMPLES_CONFIG, exampleGraphIds } from '../support/server.js';
 
 const rt = useRuntime();
 
@@ -154,6 +159,60 @@ describe('assistant search and count', () => {
       sortOrder: 'asc',
     });
     expect(oldest.map((a) => a.name)).toEqual(['one', 'two', 'three']);
+  });
+});
+
+describe('assistant searches asked together', () => {
+  class CountingStore extends AssistantStore {
+    searches = 0;
+    counts = 0;
+    override search(query: Parameters<AssistantStore['search']>[0]) {
+      this.searches++;
+      return super.search(query);
+    }
+    override count(filter: Parameters<AssistantStore['count']>[0]) {
+      this.counts++;
+      return super.count(filter);
+    }
+  }
+
+  it('share one query per distinct search within a turn, and see every earlier write', async () => {
+    const pool = new pg.Pool({ connectionString: rt.db.url, max: 4 });
+    try {
+      const store = new CountingStore(pool);
+      const service = new AssistantService({
+        pool,
+        store,
+        graphs: await GraphRegistry.load(loadLanggraphConfig(EXAMPLES_CONFIG)),
+        threads: { deleteThreadsOfAssistant: () => Promise.resolve() },
+        logger: createLogger({ level: 'silent' }),
+      });
+      const tag = crypto.randomUUID();
+      await rt.client.assistants.create({ graphId: 'echo', name: 'first', metadata: { tag } });
+      const [a, b, c, byName, count] = await Promise.all([
+        service.search({ metadata: { tag } }),
+        service.search({ metadata: { tag } }),
+        service.search({ metadata: { tag } }),
+        service.search({ name: 'first', metadata: { tag } }),
+        service.count({ metadata: { tag } }),
+      ]);
+      expect(store.searches).toBe(2);
+      expect(store.counts).toBe(1);
+      for (const page of [a, b, c, byName]) expect(page.rows.map((r) => r.name)).toEqual(['first']);
+      expect(count).toBe(1);
+
+      // The next turn reads again: a write that finished before the search is in its answer.
+      await rt.client.assistants.create({ graphId: 'echo', name: 'second', metadata: { tag } });
+      const after = await Promise.all([
+        service.search({ metadata: { tag } }),
+        service.search({ metadata: { tag } }),
+      ]);
+      expect(store.searches).toBe(3);
+      for (const page of after) expect(page.rows.map((r) => r.name)).toEqual(['second', 'first']);
+      expect(await service.count({ metadata: { tag } })).toBe(2);
+    } finally {
+      await pool.end();
+    }
   });
 });
 
