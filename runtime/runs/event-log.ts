@@ -3,7 +3,7 @@
 // Readers in the process that executes the run get new events handed over in memory once they
 // are durable; readers elsewhere are woken by NOTIFY and read them from the table.
 import { EventEmitter } from 'node:events';
-import type { RunEvent, RunStore } from './store.js';
+import { encodeData, type RunEvent, type RunStore } from './store.js';
 import { CHANNELS, type Channel, type Notifier } from './notifier.js';
 
 /** Marks the end of a run's events; never sent to clients. */
@@ -231,7 +231,8 @@ export class RunEventWriter {
   ) {}
 
   push(event: string, data: unknown): void {
-    const pushed = { seq: this.seq++, event, data };
+    // Encoded once, here: the log's INSERT and every stream that sends it reuse the text.
+    const pushed = { seq: this.seq++, event, data, json: encodeData(data) };
     this.pending.push(pushed);
     this.log.pushedLive(this.runId, pushed);
     // Events produced in one tick (or within `batchMs`) share one INSERT and one NOTIFY.

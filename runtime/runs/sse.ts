@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RunEventLog } from './event-log.js';
-import type { RunEvent } from './store.js';
+import { dataJson, type RunEvent } from './store.js';
 
 const HEARTBEAT_MS = 5000;
 
@@ -12,6 +12,8 @@ export interface SseFrame {
   id?: string | number;
   event: string;
   data: unknown;
+  /** `data` as JSON, when already encoded. */
+  json?: string;
 }
 
 export interface SseOptions {
@@ -41,7 +43,8 @@ export function streamRunEvents(
 }
 
 async function* framesOf(events: AsyncIterable<RunEvent>): AsyncGenerator<SseFrame> {
-  for await (const e of events) yield { id: e.seq, event: e.event, data: e.data };
+  for await (const e of events)
+    yield { id: e.seq, event: e.event, data: e.data, json: dataJson(e) };
 }
 
 export async function writeSse(
@@ -70,10 +73,23 @@ export async function writeSse(
   request.raw.socket.once('close', onClose);
   res.once('close', onClose);
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+  // The frames of one turn of the event loop (a step's events, say) go out in one socket write.
+  let corked = false;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    res.uncork();
+  };
   try {
     for await (const event of source(controller.signal)) {
       const id = event.id === undefined ? '' : `id: ${event.id}\n`;
-      const frame = `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n${id}\n`;
+      const data = event.json ?? JSON.stringify(event.data);
+      const frame = `event: ${event.event}\ndata: ${data}\n${id}\n`;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        setImmediate(uncork);
+      }
       if (!res.write(frame))
         await once(res, 'drain', { signal: controller.signal }).catch(() => undefined);
     }
@@ -82,6 +98,8 @@ export async function writeSse(
     request.log.warn({ err }, 'event stream failed');
   } finally {
     ended = true;
+    // end() sends what a cork held back; the pending uncork must not touch the socket after it.
+    corked = false;
     clearInterval(heartbeat);
     request.raw.socket.off('close', onClose);
     res.end();

@@ -61,6 +61,26 @@ export interface RunEvent {
   seq: number;
   event: string;
   data: unknown;
+  /** `data` as JSON, when it is already known: the log and streams use it as it is. */
+  json?: string;
+}
+
+/** Event data as JSON (`null` for none). */
+export function encodeData(data: unknown): string {
+  return JSON.stringify(data) ?? 'null';
+}
+
+/** An event's data as JSON: the text it carries, else encoded now. */
+export function dataJson(event: RunEvent): string {
+  return event.json ?? encodeData(event.data);
+}
+
+/** A batch of events as the JSON array the log's INSERT reads; each event's data is encoded once. */
+export function eventsJson(events: RunEvent[]): string {
+  const items = events.map(
+    (e) => `{"seq":${e.seq},"event":${JSON.stringify(e.event)},"data":${dataJson(e)}}`,
+  );
+  return `[${items.join(',')}]`;
 }
 
 type Queryable = Pool | PoolClient;
@@ -112,7 +132,7 @@ function finishWith(
     runId,
     status,
     error,
-    JSON.stringify(closing.events),
+    eventsJson(closing.events),
     closing.notify.channel,
     closing.notify.payload,
   ];
@@ -158,7 +178,7 @@ export class RunStore {
       run.kwargs,
       run.multitask_strategy,
       run.after_seconds,
-      JSON.stringify(opening.events),
+      eventsJson(opening.events),
       opening.notify.channel,
       opening.notify.payload,
       start?.workerId ?? null,
@@ -333,7 +353,7 @@ export class RunStore {
             runId,
             status,
             error,
-            JSON.stringify(closing.events),
+            eventsJson(closing.events),
             closing.notify.channel,
             closing.notify.payload,
           ],
@@ -433,7 +453,7 @@ export class RunStore {
     await this.pool.query({
       name: 'runs.appendEvents',
       text: `WITH ${appendEventsCtes(2, 3, 4)} SELECT 1 FROM woken`,
-      values: [runId, JSON.stringify(events), notify.channel, notify.payload],
+      values: [runId, eventsJson(events), notify.channel, notify.payload],
     });
   }
 
