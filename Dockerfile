@@ -30,5 +30,7 @@ COPY examples ./examples
 # The `node` user of the base image (uid/gid 1000), matching the chart's securityContext.
 USER 1000:1000
 EXPOSE 8000 8080 8081
-ENTRYPOINT ["node", "/app/bin/graphdock.mjs"]
+# No memory reducer: V8 otherwise shrinks an idle server's heap, and the first seconds of the next
+# burst of runs then go to garbage collection (about a quarter fewer runs/s after a 30 s pause).
+ENTRYPOINT ["node", "--no-memory-reducer", "/app/bin/graphdock.mjs"]
 CMD ["--help"]

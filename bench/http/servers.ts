@@ -13,6 +13,22 @@ export const EXAMPLES_CONFIG = join(REPO_ROOT, 'examples', 'langgraph.json');
 const BASELINE_DIR = join(REPO_ROOT, 'bench', 'baseline');
 const GRAPHDOCK_BIN = join(REPO_ROOT, 'bin', 'graphdock.mjs');
 
+/**
+ * The node flags of the image's ENTRYPOINT (the `node ... /app/bin/graphdock.mjs` line of the
+ * Dockerfile), so the benchmarks run Graphdock as it runs in production. The baseline gets them
+ * too, so both servers run under the same V8 settings.
+ */
+export function imageNodeFlags(): string[] {
+  const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+  if (!entrypoint) throw new Error('Dockerfile has no ENTRYPOINT in exec form');
+  const argv = JSON.parse(entrypoint) as string[];
+  const script = argv.findIndex((a) => a.endsWith('/bin/graphdock.mjs'));
+  if (argv[0] !== 'node' || script < 0)
+    throw new Error(`unexpected ENTRYPOINT ${entrypoint}: want node [flags] .../bin/graphdock.mjs`);
+  return argv.slice(1, script);
+}
+
 export type ServerName = 'baseline' | 'graphdock';
 
 export interface RunningServer {
@@ -100,6 +116,7 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
   const modules = join(BASELINE_DIR, 'node_modules');
   // The same loaders `langgraphjs dev` uses (tsx + the package's preload hook), without `watch`.
   const args = [
+    ...imageNodeFlags(),
     '--import',
     pathToFileURL(join(modules, 'tsx', 'dist', 'loader.mjs')).href,
     '--import',
@@ -127,7 +144,7 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
   return {
     name: 'baseline',
     url,
-    description: '@langchain/langgraph-api 2.0.0 in-memory server (1 queue worker), LOG_LEVEL=warn',
+    description: `@langchain/langgraph-api 2.0.0 in-memory server (${nWorkers} queue workers), LOG_LEVEL=warn, node ${imageNodeFlags().join(' ')}`,
     output: log,
     stop,
     freeze: freezer(child),
@@ -149,6 +166,7 @@ export async function startGraphdock(): Promise<RunningServer> {
     cleanups.push(() => pg.stop());
     const port = await freePort();
     const args = [
+      ...imageNodeFlags(),
       GRAPHDOCK_BIN,
       'runtime',
       '--config',
@@ -170,8 +188,7 @@ export async function startGraphdock(): Promise<RunningServer> {
     return {
       name: 'graphdock',
       url,
-      description:
-        'graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10',
+      description: `graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10, node ${imageNodeFlags().join(' ')}`,
       output: log,
       stop,
       freeze: freezer(child),
