@@ -12,34 +12,24 @@ import { EXAMPLES_CONFIG } from '../http/servers.js';
 export type CeilingKind = 'stateful' | 'threadless' | 'stream';
 
 export interface Ceiling {
-  /** One run of the echo graph the way `kind` needs it; `worker` picks its threads. */
-  run(kind: CeilingKind, worker: number, n: number): Promise<void>;
+  /** One run of the echo graph the way `kind` needs it, on `thread` unless threadless. */
+  run(kind: CeilingKind, thread: string): Promise<void>;
   /** Nanoseconds from calling `stream` to its first chunk; the stream is then read to its end. */
-  firstChunk(worker: number, n: number): Promise<bigint>;
+  firstChunk(thread: string): Promise<bigint>;
   close(): Promise<void>;
 }
 
-export async function startCeiling(
-  databaseUrl: string,
-  threadsPerWorker: number,
-): Promise<Ceiling> {
+export async function startCeiling(databaseUrl: string): Promise<Ceiling> {
   const pool: Pool = createPool({ url: databaseUrl, max: 20, applicationName: 'bench-ceiling' });
   const registry = await GraphRegistry.load(
     loadLanggraphConfig(EXAMPLES_CONFIG),
     new GraphdockCheckpointer(pool),
   );
   const graph = (await registry.get('echo')) as AnyGraph;
-  const threads = new Map<string, string>();
-  const threadOf = (worker: number, n: number) => {
-    const key = `${worker}:${n % threadsPerWorker}`;
-    let id = threads.get(key);
-    if (!id) threads.set(key, (id = randomUUID()));
-    return id;
-  };
   const input = { messages: [{ role: 'user', content: 'ping' }] };
   return {
-    async run(kind, worker, n) {
-      const thread_id = kind === 'threadless' ? randomUUID() : threadOf(worker, n);
+    async run(kind, thread) {
+      const thread_id = kind === 'threadless' ? randomUUID() : thread;
       const config = { configurable: { thread_id } };
       if (kind === 'stream') {
         const stream = await graph.stream(input, { ...config, streamMode: ['values'] });
@@ -50,11 +40,11 @@ export async function startCeiling(
       const out = (await graph.invoke(input, config)) as { messages: { content: unknown }[] };
       if (out.messages.at(-1)?.content !== 'echo: ping') throw new Error('no echo in the answer');
     },
-    async firstChunk(worker, n) {
+    async firstChunk(thread) {
       const started = process.hrtime.bigint();
       let first: bigint | undefined;
       const stream = await graph.stream(input, {
-        configurable: { thread_id: threadOf(worker, n) },
+        configurable: { thread_id: thread },
         streamMode: ['values'],
       });
       await drain(stream, () => (first ??= process.hrtime.bigint() - started));

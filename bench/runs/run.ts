@@ -5,7 +5,13 @@
 // windows, the ones not being measured frozen, medians reported, targets judged against the
 // baseline's best window. Then 2,000 open SSE streams on Graphdock and its memory growth.
 //
+// Stateful runs are conversations of `--turns` runs: each client starts a new thread (created by
+// the run, `if_not_exists: create`) after that many, so every party does the same work per run
+// whatever its speed. On threads shared for the whole benchmark, a faster party's threads grow
+// longer histories and each of its runs carries more state than the slower party's.
+//
 //   npm run bench:runs -- [--duration 5] [--repeats 3] [--warmup 2] [--streams 2000] [--only <op>]
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +34,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     repeats: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '2' },
-    'threads-per-client': { type: 'string', default: '20' },
+    turns: { type: 'string', default: '10' },
     streams: { type: 'string', default: '2000' },
     /** Only the operations whose id contains this text (e.g. "first event"). */
     only: { type: 'string', default: '' },
@@ -38,7 +44,7 @@ const options = {
   durationMs: Number(values.duration) * 1000,
   repeats: Number(values.repeats),
   warmupMs: Number(values.warmup) * 1000,
-  threadsPerClient: Number(values['threads-per-client']),
+  turnsPerThread: Number(values.turns),
   streams: Number(values.streams),
   only: values.only,
 };
@@ -61,15 +67,30 @@ interface Op {
   ceiling: CeilingKind;
   /** Latency is the time to the first SSE chunk, not to the end of the run. */
   firstEvent?: boolean;
-  request: (threads: string[], worker: number, n: number) => RequestSpec;
+  /** One request of a client; `thread` is that client's current conversation. */
+  request: (thread: string) => RequestSpec;
 }
 
-const threadOf = (threads: string[], worker: number, n: number) =>
-  threads[(worker * options.threadsPerClient + (n % options.threadsPerClient)) % threads.length];
-const statefulStream = (threads: string[], worker: number, n: number): RequestSpec => ({
+/** The thread of a client's `n`-th run (from 1): a new one every `turnsPerThread` runs. */
+function conversations(turnsPerThread: number) {
+  const threads = new Map<string, string>();
+  return (worker: number, n: number) => {
+    const key = `${worker}:${Math.floor((n - 1) / turnsPerThread)}`;
+    let id = threads.get(key);
+    if (!id) threads.set(key, (id = randomUUID()));
+    return id;
+  };
+}
+
+const statefulBody = JSON.stringify({
+  assistant_id: 'echo',
+  input: { messages: [{ role: 'user', content: 'ping' }] },
+  if_not_exists: 'create',
+});
+const statefulStream = (thread: string): RequestSpec => ({
   method: 'POST',
-  path: `/threads/${threadOf(threads, worker, n)}/runs/stream`,
-  body: body('ping'),
+  path: `/threads/${thread}/runs/stream`,
+  body: statefulBody,
   check: streamed,
 });
 
@@ -79,10 +100,10 @@ const OPS: Op[] = [
       id: `stateful wait x${concurrency}`,
       concurrency,
       ceiling: 'stateful',
-      request: (threads, worker, n) => ({
+      request: (thread) => ({
         method: 'POST',
-        path: `/threads/${threadOf(threads, worker, n)}/runs/wait`,
-        body: body('ping'),
+        path: `/threads/${thread}/runs/wait`,
+        body: statefulBody,
         check: echoed,
       }),
     },
@@ -108,29 +129,17 @@ const OPS: Op[] = [
   },
 ];
 
-async function createThreads(server: RunningServer, count: number): Promise<string[]> {
-  const client = new HttpClient(server.url, 16);
-  try {
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      ids.push((await client.json<{ thread_id: string }>('POST', '/threads', {})).thread_id);
-    }
-    return ids;
-  } finally {
-    await client.close();
-  }
-}
-
-function httpWindow(server: RunningServer, threads: string[], op: Op) {
+function httpWindow(server: RunningServer, op: Op) {
   return async (record: boolean) => {
     const client = new HttpClient(server.url, op.concurrency);
     const counters = new Map<number, number>();
+    const threadOf = conversations(options.turnsPerThread);
     try {
       return await measureTasks(
         async (worker) => {
           const n = (counters.get(worker) ?? 0) + 1;
           counters.set(worker, n);
-          const spec = op.request(threads, worker, n);
+          const spec = op.request(threadOf(worker, n));
           if (op.firstEvent) return client.firstChunk(spec.method, spec.path, spec.body);
           const res = await client.request(spec.method, spec.path, spec.body);
           if (res.status < 200 || res.status >= 300)
@@ -153,12 +162,14 @@ function httpWindow(server: RunningServer, threads: string[], op: Op) {
 function ceilingWindow(ceiling: Ceiling, op: Op) {
   return (record: boolean) => {
     const counters = new Map<number, number>();
+    const threadOf = conversations(options.turnsPerThread);
     return measureTasks(
       async (worker) => {
         const n = (counters.get(worker) ?? 0) + 1;
         counters.set(worker, n);
-        if (!op.firstEvent) return ceiling.run(op.ceiling, worker, n);
-        return ceiling.firstChunk(worker, n);
+        const thread = threadOf(worker, n);
+        if (!op.firstEvent) return ceiling.run(op.ceiling, thread);
+        return ceiling.firstChunk(thread);
       },
       {
         concurrency: op.concurrency,
@@ -178,7 +189,7 @@ async function main(): Promise<number> {
   console.log('# Graphdock run benchmark');
   const baseline = await startBaseline(10);
   const graphdock = await startGraphdock();
-  const ceiling = await startCeiling(graphdock.databaseUrl!, options.threadsPerClient);
+  const ceiling = await startCeiling(graphdock.databaseUrl!);
   const servers: [Party, RunningServer][] = [
     ['baseline', baseline],
     ['graphdock', graphdock],
@@ -190,9 +201,6 @@ async function main(): Promise<number> {
   const results: Record<string, Partial<Record<Party, LoadResult>>> = {};
   let streams: StreamsResult | undefined;
   try {
-    const threads = new Map<Party, string[]>();
-    for (const [name, server] of servers)
-      threads.set(name, await createThreads(server, 16 * options.threadsPerClient));
     const lockstep = new Lockstep(
       parties.map(([name]) => name),
       {
@@ -207,9 +215,7 @@ async function main(): Promise<number> {
       await Promise.all(
         parties.map(async ([name]) => {
           const server = servers.find(([n]) => n === name)?.[1];
-          const window = server
-            ? httpWindow(server, threads.get(name) ?? [], op)
-            : ceilingWindow(ceiling, op);
+          const window = server ? httpWindow(server, op) : ceilingWindow(ceiling, op);
           const result = summarize(await lockstep.measure(name, op.id, window, true));
           (results[op.id] ??= {})[name] = result;
           console.log(
