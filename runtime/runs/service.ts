@@ -202,28 +202,28 @@ export class RunService {
   ): Promise<CreatedRun> {
     // An `enqueue` run, or one on a new temporary thread, needs nothing from the runs already
     // there: one statement marks (or creates) the thread busy and inserts the run with its first
-    // event. A missing thread falls through to the transaction, which creates it or answers 404.
+    // event. With `if_not_exists: create`, a missing thread is created by a second such statement
+    // (a new conversation's first run). Anything else falls through to the transaction, which
+    // creates the thread or answers 404.
     if (planned.stateless || planned.run.multitask_strategy === 'enqueue') {
       const { thread_id } = planned.run;
-      const thread = planned.stateless
-        ? this.deps.threads.newBusyThread(
-            thread_id,
-            planned.threadMetadata,
-            planned.assistantUnchanged,
-          )
-        : this.deps.threads.lockedBusyThread(
-            thread_id,
-            planned.threadMetadata,
-            planned.assistantUnchanged,
-          );
-      const run = await this.deps.runs.insert(
-        planned.run,
-        planned.opening,
-        this.deps.pool,
-        thread,
-        start,
-      );
-      if (run) return { run, cancelled: [] };
+      const { threads } = this.deps;
+      const args = [thread_id, planned.threadMetadata, planned.assistantUnchanged] as const;
+      const attempts = planned.stateless
+        ? [() => threads.newBusyThread(...args)]
+        : body.if_not_exists === 'create'
+          ? [() => threads.lockedBusyThread(...args), () => threads.newBusyThread(...args)]
+          : [() => threads.lockedBusyThread(...args)];
+      for (const thread of attempts) {
+        const run = await this.deps.runs.insert(
+          planned.run,
+          planned.opening,
+          this.deps.pool,
+          thread(),
+          start,
+        );
+        if (run) return { run, cancelled: [] };
+      }
     }
     // A remembered assistant may have changed (or the thread is missing): the transaction
     // works with the assistant as it is now.
