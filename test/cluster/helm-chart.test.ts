@@ -98,12 +98,23 @@ describe('helm lint and template', () => {
     const operator = (loadAll(yaml) as (Manifest | null)[]).find(
       (m) => m?.kind === 'Deployment' && m.metadata.name === 'gd-graphdock-operator',
     ) as unknown as {
-      spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+      spec: {
+        template: {
+          spec: {
+            containers: { command?: string[]; env?: { name: string; value?: string }[] }[];
+          };
+        };
+      };
     };
     expect(operator.spec.template.spec.containers[0]?.env).toContainEqual({
       name: 'NODE_OPTIONS',
       value: '--max-semi-space-size=2',
     });
+    // And without the runtime's --no-memory-reducer (the image's entrypoint has it).
+    expect(operator.spec.template.spec.containers[0]?.command).toEqual([
+      'node',
+      '/app/bin/graphdock.mjs',
+    ]);
   });
 
   it('namespaced RBAC: Roles in each watched namespace, accepted by the API server', async () => {
