@@ -114,9 +114,10 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
     graphs: graphsRelativeTo(cwd),
   };
   const modules = join(BASELINE_DIR, 'node_modules');
+  const nodeFlags = imageNodeFlags();
   // The same loaders `langgraphjs dev` uses (tsx + the package's preload hook), without `watch`.
   const args = [
-    ...imageNodeFlags(),
+    ...nodeFlags,
     '--import',
     pathToFileURL(join(modules, 'tsx', 'dist', 'loader.mjs')).href,
     '--import',
@@ -144,7 +145,7 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
   return {
     name: 'baseline',
     url,
-    description: `@langchain/langgraph-api 2.0.0 in-memory server (${nWorkers} queue workers), LOG_LEVEL=warn, node ${imageNodeFlags().join(' ')}`,
+    description: `@langchain/langgraph-api 2.0.0 in-memory server (${nWorkers} queue workers), LOG_LEVEL=warn, node ${nodeFlags.join(' ')}`,
     output: log,
     stop,
     freeze: freezer(child),
@@ -165,8 +166,9 @@ export async function startGraphdock(): Promise<RunningServer> {
     const pg = await startPostgresServer({ dataDir: join(dir, 'pg'), ephemeral: false });
     cleanups.push(() => pg.stop());
     const port = await freePort();
+    const nodeFlags = imageNodeFlags();
     const args = [
-      ...imageNodeFlags(),
+      ...nodeFlags,
       GRAPHDOCK_BIN,
       'runtime',
       '--config',
@@ -188,7 +190,7 @@ export async function startGraphdock(): Promise<RunningServer> {
     return {
       name: 'graphdock',
       url,
-      description: `graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10, node ${imageNodeFlags().join(' ')}`,
+      description: `graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10, node ${nodeFlags.join(' ')}`,
       output: log,
       stop,
       freeze: freezer(child),

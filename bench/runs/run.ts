@@ -71,13 +71,15 @@ interface Op {
   request: (thread: string) => RequestSpec;
 }
 
-/** The thread of a client's `n`-th run (from 1): a new one every `turnsPerThread` runs. */
+/** The thread of a client's next run: a new one every `turnsPerThread` runs. */
 function conversations(turnsPerThread: number) {
-  const threads = new Map<string, string>();
-  return (worker: number, n: number) => {
-    const key = `${worker}:${Math.floor((n - 1) / turnsPerThread)}`;
-    let id = threads.get(key);
-    if (!id) threads.set(key, (id = randomUUID()));
+  const sent = new Map<number, number>();
+  const current = new Map<number, string>();
+  return (worker: number) => {
+    const n = sent.get(worker) ?? 0;
+    sent.set(worker, n + 1);
+    let id = current.get(worker);
+    if (!id || n % turnsPerThread === 0) current.set(worker, (id = randomUUID()));
     return id;
   };
 }
@@ -132,14 +134,11 @@ const OPS: Op[] = [
 function httpWindow(server: RunningServer, op: Op) {
   return async (record: boolean) => {
     const client = new HttpClient(server.url, op.concurrency);
-    const counters = new Map<number, number>();
-    const threadOf = conversations(options.turnsPerThread);
+    const nextThread = conversations(options.turnsPerThread);
     try {
       return await measureTasks(
         async (worker) => {
-          const n = (counters.get(worker) ?? 0) + 1;
-          counters.set(worker, n);
-          const spec = op.request(threadOf(worker, n));
+          const spec = op.request(nextThread(worker));
           if (op.firstEvent) return client.firstChunk(spec.method, spec.path, spec.body);
           const res = await client.request(spec.method, spec.path, spec.body);
           if (res.status < 200 || res.status >= 300)
@@ -161,13 +160,10 @@ function httpWindow(server: RunningServer, op: Op) {
 
 function ceilingWindow(ceiling: Ceiling, op: Op) {
   return (record: boolean) => {
-    const counters = new Map<number, number>();
-    const threadOf = conversations(options.turnsPerThread);
+    const nextThread = conversations(options.turnsPerThread);
     return measureTasks(
       async (worker) => {
-        const n = (counters.get(worker) ?? 0) + 1;
-        counters.set(worker, n);
-        const thread = threadOf(worker, n);
+        const thread = nextThread(worker);
         if (!op.firstEvent) return ceiling.run(op.ceiling, thread);
         return ceiling.firstChunk(thread);
       },

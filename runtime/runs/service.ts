@@ -209,11 +209,13 @@ export class RunService {
       const { thread_id } = planned.run;
       const { threads } = this.deps;
       const args = [thread_id, planned.threadMetadata, planned.assistantUnchanged] as const;
+      const created = () => threads.newBusyThread(...args);
       const attempts = planned.stateless
-        ? [() => threads.newBusyThread(...args)]
-        : body.if_not_exists === 'create'
-          ? [() => threads.lockedBusyThread(...args), () => threads.newBusyThread(...args)]
-          : [() => threads.lockedBusyThread(...args)];
+        ? [created]
+        : [
+            () => threads.lockedBusyThread(...args),
+            ...(body.if_not_exists === 'create' ? [created] : []),
+          ];
       for (const thread of attempts) {
         const run = await this.deps.runs.insert(
           planned.run,

@@ -424,8 +424,10 @@ function expiresAt(minutes: string): string {
   return `CASE WHEN ${minutes}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${minutes}::float8 * 60) END`;
 }
 
-/** Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them. */
-/** `condition(first)`: a condition on the row, with parameters after the five of `insertParams`. */
+/**
+ * Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them.
+ * `condition(first)`: a condition on the row, with parameters after the five of `insertParams`.
+ */
 function insertSql(
   first: number,
   returning: string,
