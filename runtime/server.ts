@@ -8,7 +8,11 @@ import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { A2aService } from './a2a/index.js';
 import { AssistantService, AssistantStore } from './assistants/index.js';
-import { CheckpointStore, GraphdockCheckpointer } from './checkpoints/index.js';
+import {
+  CheckpointStore,
+  GraphdockCheckpointer,
+  latestCheckpointRead,
+} from './checkpoints/index.js';
 import { CronScheduler, CronService, CronStore } from './crons/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry } from './graphs/index.js';
@@ -163,6 +167,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       configurableHeaders: headerSelector(loaded.config.http?.configurable_headers),
       validateWebhook: (url) => webhooks.validator.validate(url),
       dispatcher: worker,
+      startRead: latestCheckpointRead,
     });
     worker.start();
     webhooks.start();

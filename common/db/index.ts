@@ -6,7 +6,14 @@ export {
   type PoolOptions,
 } from './pool.js';
 export { migrate, readMigrationDir, type Migration, type MigrateOptions } from './migrator.js';
-export { SqlParams, isoFromUtcText, utcText, whereClause, type EmbeddedStatement } from './sql.js';
+export {
+  SqlParams,
+  isoFromUtcText,
+  utcText,
+  whereClause,
+  type EmbeddedStatement,
+  type EmbeddedRead,
+} from './sql.js';
 export { StatementNames, type PreparedStatementOptions } from './prepared.js';
 export { parseByteaArray } from './bytea-array.js';
 export { PER_TURN, sameTurnReads } from './same-turn.js';

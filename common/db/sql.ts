@@ -18,6 +18,11 @@ export interface EmbeddedStatement {
   values: unknown[];
 }
 
+/** A read another store runs inside its own statement; its `columns` come back in that row. */
+export interface EmbeddedRead extends EmbeddedStatement {
+  columns: readonly string[];
+}
+
 /** Joins optional conditions into a WHERE clause (empty when there are none). */
 export function whereClause(conditions: string[]): string {
   return conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';

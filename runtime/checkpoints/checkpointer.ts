@@ -7,7 +7,8 @@
 //   NOTHING) and the fork silently loses its update;
 // - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts);
 // - checkpoints holding chat messages are read back by a faster reviver (serde.ts);
-// - while a run defers its thread's writes (`defer`, deferred.ts) they are collected, not sent.
+// - while a run defers its thread's writes (`defer`, deferred.ts) they are collected, not sent;
+// - a run's first read may have been made already, by the statement that started it (prefetch.ts).
 import { randomBytes } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type {
@@ -19,6 +20,11 @@ import type {
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool } from '../../common/db/index.js';
 import { CheckpointDeferral } from './deferred.js';
+import {
+  PREFETCHED_CHECKPOINT_KEY,
+  type LatestCheckpointRow,
+  type PrefetchedCheckpoint,
+} from './prefetch.js';
 import { CheckpointSerde } from './serde.js';
 import { putCheckpointStatement, putWritesStatement } from './write-statements.js';
 
@@ -79,9 +85,12 @@ export class GraphdockCheckpointer extends PostgresSaver {
   }
 
   private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
-    // Once anything is written, the thread is fresh no more.
+    // Once anything is written, the thread is fresh no more, and what was read before is old.
     const fresh = config.configurable?.[FRESH_THREAD_KEY] as { unread: boolean } | undefined;
     if (fresh) fresh.unread = false;
+    const prefetched = config.configurable?.[PREFETCHED_CHECKPOINT_KEY] as
+      PrefetchedCheckpoint | undefined;
+    if (prefetched) prefetched.unread = false;
     return this.trackThread(String(config.configurable?.thread_id ?? ''), write);
   }
 
@@ -135,8 +144,37 @@ export class GraphdockCheckpointer extends PostgresSaver {
       fresh.unread = false;
       if (!configurable.checkpoint_id && !configurable.checkpoint_ns) return undefined;
     }
+    const prefetched = configurable[PREFETCHED_CHECKPOINT_KEY] as PrefetchedCheckpoint | undefined;
+    if (prefetched?.unread) {
+      prefetched.unread = false;
+      if (!configurable.checkpoint_id && !configurable.checkpoint_ns)
+        return this.tupleOf(prefetched.row, config);
+    }
     await this.flushDeferred(config);
     return super.getTuple(config);
+  }
+
+  /** What getTuple returns for `row`, read for the thread's newest root checkpoint. */
+  private async tupleOf(
+    row: LatestCheckpointRow,
+    config: RunnableConfig,
+  ): ReturnType<PostgresSaver['getTuple']> {
+    const { latest_checkpoint: checkpoint, latest_checkpoint_id: id } = row;
+    if (!checkpoint || !id) return undefined;
+    const parentId = row.latest_parent_checkpoint_id;
+    // A checkpoint from before format 4 needs its pending sends migrated: the full read does it.
+    if (checkpoint.v < 4 && parentId) return super.getTuple(config);
+    const thread_id = String(config.configurable?.thread_id);
+    const address = (checkpoint_id: string) => ({
+      configurable: { thread_id, checkpoint_ns: '', checkpoint_id },
+    });
+    return {
+      config: address(id),
+      checkpoint: await this._loadCheckpoint(checkpoint, row.latest_channel_values ?? []),
+      metadata: (await this._loadMetadata(row.latest_metadata ?? {})) as CheckpointMetadata,
+      ...(parentId ? { parentConfig: address(parentId) } : {}),
+      pendingWrites: await this._loadWrites(row.latest_pending_writes ?? []),
+    };
   }
 
   override async *list(

@@ -6,4 +6,5 @@ export {
   nextChannelVersion,
 } from './checkpointer.js';
 export { CheckpointStore } from './store.js';
+export { PREFETCHED_CHECKPOINT_KEY, latestCheckpointRead } from './prefetch.js';
 export type { CheckpointDeferral } from './deferred.js';

@@ -8,6 +8,7 @@ import {
   CHECKPOINT_METADATA_KEY,
   DEFERRED_WRITES_KEY,
   FRESH_THREAD_KEY,
+  PREFETCHED_CHECKPOINT_KEY,
   type CheckpointDeferral,
 } from '../checkpoints/index.js';
 import type { GraphRegistry } from '../graphs/index.js';
@@ -95,15 +96,22 @@ export class RunExecutor {
     return this.deps.assistants.get(run.assistant_id);
   }
 
-  /** Runs `run` to its end; resolves to whether other runs now wait to be claimed. */
-  async execute(run: RunRow, cancel: AbortSignal): Promise<boolean> {
+  /**
+   * Runs `run` to its end; resolves to whether other runs now wait to be claimed. `read`: its
+   * thread's newest checkpoint, read by the statement that created the run already running.
+   */
+  async execute(
+    run: RunRow,
+    cancel: AbortSignal,
+    read?: Record<string, unknown>,
+  ): Promise<boolean> {
     const kwargs = run.kwargs as unknown as RunKwargs;
     const deferral =
       kwargs.durability === 'sync'
         ? undefined
         : this.deps.checkpoints.defer(run.thread_id, CHECKPOINT_DEFER_MS);
     try {
-      return await this.executeRun(run, cancel, deferral);
+      return await this.executeRun(run, cancel, deferral, read);
     } finally {
       this.deps.events.forget(run.run_id);
       // Normally ended already; after an unexpected failure, keep what the run wrote.
@@ -115,6 +123,7 @@ export class RunExecutor {
     run: RunRow,
     cancel: AbortSignal,
     deferral: CheckpointDeferral | undefined,
+    read: Record<string, unknown> | undefined,
   ): Promise<boolean> {
     const deadline = AbortSignal.timeout(this.deps.timeoutMs);
     const signal = AbortSignal.any([cancel, deadline]);
@@ -143,6 +152,9 @@ export class RunExecutor {
         ...(kwargs.checkpoint_id ? { checkpoint_id: kwargs.checkpoint_id } : {}),
         // A temporary thread's first attempt starts from nothing: no need to look.
         ...(kwargs.temporary && run.attempt === 1 ? { [FRESH_THREAD_KEY]: { unread: true } } : {}),
+        ...(read && run.attempt === 1
+          ? { [PREFETCHED_CHECKPOINT_KEY]: { unread: true, row: read } }
+          : {}),
         ...(deferral ? { [DEFERRED_WRITES_KEY]: deferral } : {}),
         [CHECKPOINT_METADATA_KEY]: {
           graph_id: assistant.graph_id,

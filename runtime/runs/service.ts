@@ -4,6 +4,7 @@ import { uuid7 as uuidv7 } from '../../common/ids/index.js';
 import {
   withTransaction,
   type EmbeddedStatement,
+  type EmbeddedRead,
   type Pool,
   type PoolClient,
 } from '../../common/db/index.js';
@@ -49,12 +50,18 @@ export interface RunServiceDeps {
   validateWebhook?: (url: string) => Promise<void>;
   /** This process's worker, which can take a run as it is created (see `create`). */
   dispatcher?: RunDispatcher | undefined;
+  /**
+   * What a run that starts as it is created reads first (its thread's newest checkpoint), for
+   * the creating statement to read instead; the dispatcher hands it to the execution.
+   */
+  startRead?: ((threadId: string) => EmbeddedRead) | undefined;
 }
 
 /** A worker that takes runs inserted already running (see RunWorker.reserve and adopt). */
 export interface RunDispatcher {
   reserve(): RunStart | undefined;
-  adopt(run: RunRow | undefined): void;
+  /** `read`: the columns of `startRead`, made as the run was created. */
+  adopt(run: RunRow | undefined, read?: Record<string, unknown>): void;
 }
 
 function streamModes(body: RunCreateBody): StreamMode[] {
@@ -119,6 +126,8 @@ export interface CreatedRun {
   run: RunRow;
   /** Runs the new one cancels (multitask `interrupt`/`rollback`). */
   cancelled: RunRow[];
+  /** What the statement that started the run read for it (see `startRead`). */
+  read?: Record<string, unknown>;
 }
 
 export class RunService {
@@ -171,7 +180,7 @@ export class RunService {
                 ? {}
                 : { batchMs: END_ONLY_BATCH_MS, live: true },
           );
-        dispatcher?.adopt(run);
+        dispatcher?.adopt(run, created?.read);
       }
     }
     await this.announce(created);
@@ -207,7 +216,12 @@ export class RunService {
     // creates the thread or answers 404.
     if (planned.stateless || planned.run.multitask_strategy === 'enqueue') {
       const { thread_id } = planned.run;
-      const { threads } = this.deps;
+      const { threads, startRead } = this.deps;
+      // A temporary thread has nothing to read, and a run from a given checkpoint reads that one.
+      const read =
+        start && !planned.stateless && !planned.run.kwargs.checkpoint_id
+          ? startRead?.(thread_id)
+          : undefined;
       const args = [thread_id, planned.threadMetadata, planned.assistantUnchanged] as const;
       const created = () => threads.newBusyThread(...args);
       const attempts = planned.stateless
@@ -217,14 +231,15 @@ export class RunService {
             ...(body.if_not_exists === 'create' ? [created] : []),
           ];
       for (const thread of attempts) {
-        const run = await this.deps.runs.insert(
+        const inserted = await this.deps.runs.insert(
           planned.run,
           planned.opening,
           this.deps.pool,
           thread(),
           start,
+          read,
         );
-        if (run) return { run, cancelled: [] };
+        if (inserted) return { ...inserted, cancelled: [] };
       }
     }
     // A remembered assistant may have changed (or the thread is missing): the transaction
@@ -338,7 +353,8 @@ export class RunService {
     // Only the other strategies look at the runs already there; `enqueue` just queues behind them.
     const inflight = strategy === 'enqueue' ? [] : await this.deps.runs.inflight(targetThread, db);
     if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
-    const run = await this.deps.runs.insert(planned.run, planned.opening, db, undefined, start);
+    const run = (await this.deps.runs.insert(planned.run, planned.opening, db, undefined, start))
+      ?.run;
     if (!run) throw new Error('run insert returned nothing');
     const cancelled =
       strategy === 'interrupt' || strategy === 'rollback'

@@ -55,6 +55,16 @@ export async function writeSse(
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
+  // The frames of one turn of the event loop (a step's events, say) go out in one socket write,
+  // the first ones together with the headers.
+  let corked = true;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    res.uncork();
+  };
+  res.cork();
+  setImmediate(uncork);
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',
@@ -73,13 +83,6 @@ export async function writeSse(
   request.raw.socket.once('close', onClose);
   res.once('close', onClose);
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
-  // The frames of one turn of the event loop (a step's events, say) go out in one socket write.
-  let corked = false;
-  const uncork = () => {
-    if (!corked) return;
-    corked = false;
-    res.uncork();
-  };
   try {
     for await (const event of source(controller.signal)) {
       const id = event.id === undefined ? '' : `id: ${event.id}\n`;

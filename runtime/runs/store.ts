@@ -1,6 +1,7 @@
 // SQL for runs and their event log. Nothing outside this file writes these tables.
 import {
   withTransaction,
+  type EmbeddedRead,
   type EmbeddedStatement,
   type Pool,
   type PoolClient,
@@ -49,6 +50,12 @@ export interface NewRun {
 export interface RunStart {
   workerId: string;
   leaseSeconds: number;
+}
+
+/** A run `insert` wrote; `read`: the columns of its embedded read, when the run started. */
+export interface InsertedRun {
+  run: RunRow;
+  read?: Record<string, unknown>;
 }
 
 /** A run inserted running lost the race for its thread to a claimed one: insert it queued. */
@@ -161,7 +168,9 @@ export class RunStore {
    * thread. With `start`, a run that is due and finds no other active run on its thread is
    * inserted already running, leased to that worker, which saves it a claim; otherwise it is
    * queued as usual. A run that started this way while another one was claimed for its thread
-   * is refused by the one-running-run index (see `isRunningConflict`).
+   * is refused by the one-running-run index (see `isRunningConflict`). With `read` too, a run
+   * that starts gets that read's columns, made in the same snapshot (its thread's newest
+   * checkpoint, say, which its execution would otherwise read next).
    */
   async insert(
     run: NewRun,
@@ -169,7 +178,8 @@ export class RunStore {
     db: Queryable,
     thread?: EmbeddedStatement,
     start?: RunStart,
-  ): Promise<RunRow | undefined> {
+    read?: EmbeddedRead,
+  ): Promise<InsertedRun | undefined> {
     const values: unknown[] = [
       run.run_id,
       run.thread_id,
@@ -195,27 +205,40 @@ export class RunStore {
       CASE WHEN start.now THEN $11 END,
       CASE WHEN start.now THEN now() + make_interval(secs => $12::float8) END,
       CASE WHEN start.now THEN now() END`;
-    const { rows } = thread
-      ? await db.query<RunRow>(
-          `WITH thread AS (${thread.sql(values.length + 1)}),
-           start AS (${starts}),
-           inserted AS (
-             INSERT INTO runs (${columns}) SELECT ${row} FROM thread, start
-             RETURNING ${RUN_COLUMNS}),
-           ${appendEventsCtes(8, 9, 10, 'inserted')}
-           SELECT ${RUN_COLUMNS} FROM inserted, woken`,
-          [...values, ...thread.values],
-        )
-      : await db.query<RunRow>(
-          `WITH start AS (${starts}),
-           inserted AS (
-             INSERT INTO runs (${columns}) SELECT ${row} FROM start
-             RETURNING ${RUN_COLUMNS}),
-           ${appendEventsCtes(8, 9, 10)}
-           SELECT ${RUN_COLUMNS} FROM inserted, woken`,
-          values,
-        );
-    return rows[0];
+    const params = new Array<unknown>(...values);
+    const embed = (statement: EmbeddedStatement) => {
+      const sql = statement.sql(params.length + 1);
+      params.push(...statement.values);
+      return sql;
+    };
+    const ctes = thread ? [`thread AS (${embed(thread)})`] : [];
+    ctes.push(
+      `start AS (${starts})`,
+      `inserted AS (INSERT INTO runs (${columns}) SELECT ${row} FROM ${thread ? 'thread, ' : ''}start
+         RETURNING ${RUN_COLUMNS})`,
+      appendEventsCtes(8, 9, 10, thread ? 'inserted' : undefined),
+    );
+    // Made only by a run that starts; one that queues reads when it is claimed.
+    const readColumns = read && start ? read.columns : [];
+    if (read && start)
+      ctes.push(
+        `read AS (SELECT ${readColumns.join(', ')} FROM (${embed(read)}) AS r
+           WHERE (SELECT now FROM start))`,
+      );
+    const { rows } = await db.query<RunRow & Record<string, unknown>>(
+      `WITH ${ctes.join(',\n')}
+       SELECT ${[RUN_COLUMNS, ...readColumns.map((c) => `read.${c}`)].join(', ')}
+       FROM inserted CROSS JOIN woken${readColumns.length ? ' LEFT JOIN read ON true' : ''}`,
+      params,
+    );
+    const inserted = rows[0];
+    if (!inserted || !readColumns.length) return inserted && { run: inserted };
+    const readRow: Record<string, unknown> = {};
+    for (const column of readColumns) {
+      readRow[column] = inserted[column];
+      delete inserted[column];
+    }
+    return inserted.status === 'running' ? { run: inserted, read: readRow } : { run: inserted };
   }
 
   /** Pending and running runs of a thread, oldest first. */

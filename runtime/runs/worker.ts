@@ -102,20 +102,21 @@ export class RunWorker {
 
   /**
    * Ends a reservation: starts `run` when it was inserted running on this worker; otherwise (it
-   * was queued, or its creation failed) the slot goes back to claiming.
+   * was queued, or its creation failed) the slot goes back to claiming. `read`: what the
+   * creating statement read for the run's execution (see RunService's `startRead`).
    */
-  adopt(run: RunRow | undefined): void {
+  adopt(run: RunRow | undefined, read?: Record<string, unknown>): void {
     this.reserved--;
-    if (run?.status === 'running' && run.worker_id === this.id) this.launch(run);
+    if (run?.status === 'running' && run.worker_id === this.id) this.launch(run, read);
     else for (const wake of this.idle) wake();
   }
 
-  private launch(run: RunRow): void {
+  private launch(run: RunRow, read?: Record<string, unknown>): void {
     const controller = new AbortController();
     this.active.set(run.run_id, controller);
     if (run.cancel_action) controller.abort(run.cancel_action);
     void this.executor
-      .execute(run, controller.signal)
+      .execute(run, controller.signal, read)
       .catch((err: unknown) => {
         this.logger.error({ err, run_id: run.run_id }, 'run execution failed');
         return true;

@@ -1,0 +1,185 @@
+// A run that starts as it is created gets its thread's newest checkpoint from the creating
+// statement, and its first checkpoint read is then answered without a query.
+import { randomUUID } from 'node:crypto';
+import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createPool, type Pool } from '../../common/db/index.js';
+import {
+  GraphdockCheckpointer,
+  PREFETCHED_CHECKPOINT_KEY,
+  latestCheckpointRead,
+} from '../../runtime/checkpoints/index.js';
+import { CHANNELS, RunStore } from '../../runtime/runs/index.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+
+let db: TestDatabase;
+let pool: Pool;
+beforeAll(async () => {
+  db = await createTestDatabase(inject('pgAdminUrl'));
+  pool = createPool({ url: db.url, max: 4 });
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+/** The pool, counting the queries sent through it. */
+function countingPool(): { pool: Pool; queries: () => number } {
+  let count = 0;
+  const counting = new Proxy(pool, {
+    get(target, key, receiver) {
+      if (key === 'query')
+        return (...args: unknown[]) => {
+          count++;
+          return (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+  return { pool: counting, queries: () => count };
+}
+
+async function newThread(): Promise<string> {
+  const threadId = randomUUID();
+  await pool.query(`INSERT INTO threads (thread_id, status) VALUES ($1, 'busy')`, [threadId]);
+  return threadId;
+}
+
+/** Two checkpoints on the thread, the newer one with a pending write. */
+async function checkpointTwice(saver: GraphdockCheckpointer, threadId: string): Promise<string> {
+  let config = { configurable: { thread_id: threadId, checkpoint_ns: '' } };
+  let newest = '';
+  for (const [step, text] of [
+    [0, 'first'],
+    [1, 'second'],
+  ] as const) {
+    const checkpoint = {
+      ...emptyCheckpoint(),
+      id: uuid6(step),
+      channel_values: { messages: [text] },
+      channel_versions: { messages: saver.getNextVersion(step) },
+    };
+    config = (await saver.put(
+      config,
+      checkpoint,
+      { source: 'loop', step, parents: {} },
+      checkpoint.channel_versions,
+    )) as typeof config;
+    newest = checkpoint.id;
+  }
+  await saver.putWrites(config, [['messages', ['pending']]], 'task-1');
+  return newest;
+}
+
+const runStore = () => new RunStore(pool);
+
+async function insertRun(threadId: string) {
+  const runId = randomUUID();
+  return runStore().insert(
+    {
+      run_id: runId,
+      thread_id: threadId,
+      assistant_id: randomUUID(),
+      metadata: {},
+      kwargs: {},
+      multitask_strategy: 'enqueue',
+      after_seconds: 0,
+    },
+    {
+      events: [{ seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } }],
+      notify: { channel: CHANNELS.runs, payload: threadId },
+    },
+    pool,
+    undefined,
+    { workerId: 'worker-test', leaseSeconds: 30 },
+    latestCheckpointRead(threadId),
+  );
+}
+
+describe('the read made by the statement that starts a run', () => {
+  it("answers the run's first checkpoint read as a query would, without one", async () => {
+    const saver = new GraphdockCheckpointer(pool);
+    const threadId = await newThread();
+    const newest = await checkpointTwice(saver, threadId);
+    const inserted = await insertRun(threadId);
+    expect(inserted?.run.status).toBe('running');
+    expect(inserted?.read).toMatchObject({ latest_checkpoint_id: newest });
+
+    const counted = countingPool();
+    const prefetching = new GraphdockCheckpointer(counted.pool);
+    const prefetched = { unread: true, row: inserted!.read };
+    const config = {
+      configurable: { thread_id: threadId, [PREFETCHED_CHECKPOINT_KEY]: prefetched },
+    };
+    const tuple = await prefetching.getTuple(config);
+    expect(counted.queries()).toBe(0);
+    const queried = await saver.getTuple({ configurable: { thread_id: threadId } });
+    expect(tuple).toEqual(queried);
+    expect(tuple?.checkpoint.channel_values).toEqual({ messages: ['second'] });
+    expect(tuple?.pendingWrites).toEqual([['task-1', 'messages', ['pending']]]);
+    expect(tuple?.parentConfig?.configurable?.checkpoint_id).toBeDefined();
+
+    // Only the first read: the next one asks the database.
+    await prefetching.getTuple(config);
+    expect(counted.queries()).toBe(1);
+  });
+
+  it('stands aside once the run wrote, and for a read of a given checkpoint', async () => {
+    const saver = new GraphdockCheckpointer(pool);
+    const threadId = await newThread();
+    await checkpointTwice(saver, threadId);
+    const inserted = await insertRun(threadId);
+    const counted = countingPool();
+    const prefetching = new GraphdockCheckpointer(counted.pool);
+    const prefetched = { unread: true, row: inserted!.read };
+    const first = await saver.getTuple({ configurable: { thread_id: threadId } });
+    const byId = {
+      configurable: {
+        thread_id: threadId,
+        checkpoint_id: first!.parentConfig!.configurable!.checkpoint_id as string,
+        [PREFETCHED_CHECKPOINT_KEY]: prefetched,
+      },
+    };
+    const older = await prefetching.getTuple(byId);
+    expect(older?.checkpoint.channel_values).toEqual({ messages: ['first'] });
+    expect(counted.queries()).toBe(1);
+    expect(prefetched.unread).toBe(false);
+
+    const written = { unread: true, row: inserted!.read };
+    const config = { configurable: { thread_id: threadId, checkpoint_ns: '' } };
+    await prefetching.putWrites(
+      {
+        configurable: {
+          ...config.configurable,
+          checkpoint_id: first!.config.configurable!.checkpoint_id as string,
+          [PREFETCHED_CHECKPOINT_KEY]: written,
+        },
+      },
+      [['messages', ['later']]],
+      'task-2',
+    );
+    expect(written.unread).toBe(false);
+  });
+
+  it('reads nothing for a thread without checkpoints, and nothing for a run that queues', async () => {
+    const threadId = await newThread();
+    const fresh = await insertRun(threadId);
+    expect(fresh?.run.status).toBe('running');
+    expect(fresh?.read).toMatchObject({ latest_checkpoint_id: null, latest_checkpoint: null });
+    const counted = countingPool();
+    const prefetching = new GraphdockCheckpointer(counted.pool);
+    const tuple = await prefetching.getTuple({
+      configurable: {
+        thread_id: threadId,
+        [PREFETCHED_CHECKPOINT_KEY]: { unread: true, row: fresh!.read },
+      },
+    });
+    expect(tuple).toBeUndefined();
+    expect(counted.queries()).toBe(0);
+
+    // The thread's first run is still running: the next one queues and reads when claimed.
+    const queued = await insertRun(threadId);
+    expect(queued?.run.status).toBe('pending');
+    expect(queued?.read).toBeUndefined();
+  });
+});
