@@ -55,9 +55,10 @@ export async function writeSse(
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  // The frames of one turn of the event loop (a step's events, say) go out in one socket write,
-  // the first ones together with the headers.
+  // The headers wait for the first frame (or the next turn of the event loop) and go out with
+  // it at once; later frames of one turn (a step's events, say) share one socket write.
   let corked = true;
+  let firstFrame = true;
   const uncork = () => {
     if (!corked) return;
     corked = false;
@@ -93,8 +94,12 @@ export async function writeSse(
         res.cork();
         setImmediate(uncork);
       }
-      if (!res.write(frame))
-        await once(res, 'drain', { signal: controller.signal }).catch(() => undefined);
+      const written = res.write(frame);
+      if (firstFrame) {
+        firstFrame = false;
+        uncork();
+      }
+      if (!written) await once(res, 'drain', { signal: controller.signal }).catch(() => undefined);
     }
     ended = true;
   } catch (err) {
