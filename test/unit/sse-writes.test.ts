@@ -31,7 +31,7 @@ function fakeHttp() {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 describe('writeSse', () => {
-  it('writes the frames of one turn under one cork, and nothing after the end', async () => {
+  it('sends the first frame at once, the later frames of one turn in one write, nothing after the end', async () => {
     const { calls, request, reply } = fakeHttp();
     async function* frames(): AsyncGenerator<SseFrame> {
       yield { event: 'metadata', data: { run_id: 'r' } };
@@ -45,6 +45,9 @@ describe('writeSse', () => {
     expect(calls).toEqual([
       'cork',
       'write data: {"run_id":"r"}',
+      // The headers and the first frame go out without waiting for the turn to end.
+      'uncork',
+      'cork',
       'write data: {"n":1}',
       'write data: {"n":2}',
       'uncork',
