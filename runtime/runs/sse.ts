@@ -106,8 +106,9 @@ export async function writeSse(
     request.log.warn({ err }, 'event stream failed');
   } finally {
     ended = true;
-    // end() sends what a cork held back; the pending uncork must not touch the socket after it.
-    corked = false;
+    // What a cork held back goes out before the end: since Node 22, a response's chunked
+    // writes under a cork wait for the uncork, and end() alone sent the terminating chunk first.
+    uncork();
     clearInterval(heartbeat);
     request.raw.socket.off('close', onClose);
     res.end();

@@ -53,6 +53,9 @@ describe('writeSse', () => {
       'uncork',
       'cork',
       'write data: {"n":3}',
+      // Uncorked before the end: since Node 22 a corked response's chunks would otherwise
+      // follow the terminating chunk on the wire.
+      'uncork',
       'end',
     ]);
   });
