@@ -2,7 +2,10 @@
 # from it. The TypeScript sources load through tsx at start-up, as in a checkout; no build step.
 #   docker build -t graphdock:0.1.0 .
 #   docker run --rm graphdock:0.1.0 --help
-ARG NODE_VERSION=20.19
+# Node 24, the active LTS line (20 reached its end of life in April 2026). The code also runs on
+# 20.19+; tests and benchmarks that must run as the image does fetch this exact release
+# (scripts/image-node.ts).
+ARG NODE_VERSION=24.21.0
 
 # Stage 1: production dependencies only, installed exactly from the lockfile.
 FROM node:${NODE_VERSION}-bookworm-slim AS deps

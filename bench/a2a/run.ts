@@ -19,6 +19,9 @@ import {
 } from '../http/load.js';
 import { writeJsonReport } from '../http/report.js';
 import { REPO_ROOT, startGraphdock } from '../http/servers.js';
+import { rerunUnderImageNode } from '../../scripts/image-node.js';
+
+rerunUnderImageNode();
 
 const { values } = parseArgs({
   options: {

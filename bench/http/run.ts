@@ -21,6 +21,9 @@ import {
   type RunningServer,
   type ServerName,
 } from './servers.js';
+import { rerunUnderImageNode } from '../../scripts/image-node.js';
+
+rerunUnderImageNode();
 
 /** Quiet time before each operation and after each writing window (see Lockstep). */
 const SETTLE_MS = 9000;

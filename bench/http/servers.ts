@@ -7,27 +7,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freePort, startPostgresServer } from '../../common/db/index.js';
+import { imageNode, imageNodeFlags, imageNodeVersion } from '../../scripts/image-node.js';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 export const EXAMPLES_CONFIG = join(REPO_ROOT, 'examples', 'langgraph.json');
 const BASELINE_DIR = join(REPO_ROOT, 'bench', 'baseline');
 const GRAPHDOCK_BIN = join(REPO_ROOT, 'bin', 'graphdock.mjs');
-
-/**
- * The node flags of the image's ENTRYPOINT (the `node ... /app/bin/graphdock.mjs` line of the
- * Dockerfile), so the benchmarks run Graphdock as it runs in production. The baseline gets them
- * too, so both servers run under the same V8 settings.
- */
-export function imageNodeFlags(): string[] {
-  const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
-  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
-  if (!entrypoint) throw new Error('Dockerfile has no ENTRYPOINT in exec form');
-  const argv = JSON.parse(entrypoint) as string[];
-  const script = argv.findIndex((a) => a.endsWith('/bin/graphdock.mjs'));
-  if (argv[0] !== 'node' || script < 0)
-    throw new Error(`unexpected ENTRYPOINT ${entrypoint}: want node [flags] .../bin/graphdock.mjs`);
-  return argv.slice(1, script);
-}
 
 export type ServerName = 'baseline' | 'graphdock';
 
@@ -125,7 +110,7 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
     join(BASELINE_DIR, 'start.ts'),
     JSON.stringify(options),
   ];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(imageNode(), args, {
     cwd,
     env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -145,7 +130,7 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
   return {
     name: 'baseline',
     url,
-    description: `@langchain/langgraph-api 2.0.0 in-memory server (${nWorkers} queue workers), LOG_LEVEL=warn, node ${nodeFlags.join(' ')}`,
+    description: `@langchain/langgraph-api 2.0.0 in-memory server (${nWorkers} queue workers), LOG_LEVEL=warn, node ${imageNodeVersion()} ${nodeFlags.join(' ')}`,
     output: log,
     stop,
     freeze: freezer(child),
@@ -178,7 +163,7 @@ export async function startGraphdock(): Promise<RunningServer> {
       '--host',
       '127.0.0.1',
     ];
-    const child = spawn(process.execPath, args, {
+    const child = spawn(imageNode(), args, {
       cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: pg.url, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -190,7 +175,7 @@ export async function startGraphdock(): Promise<RunningServer> {
     return {
       name: 'graphdock',
       url,
-      description: `graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10, node ${nodeFlags.join(' ')}`,
+      description: `graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10, node ${imageNodeVersion()} ${nodeFlags.join(' ')}`,
       output: log,
       stop,
       freeze: freezer(child),

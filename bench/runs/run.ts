@@ -28,6 +28,9 @@ import { writeJsonReport } from '../http/report.js';
 import { REPO_ROOT, startBaseline, startGraphdock, type RunningServer } from '../http/servers.js';
 import { startCeiling, type Ceiling, type CeilingKind } from './ceiling.js';
 import { openStreams, type StreamsResult } from './streams.js';
+import { rerunUnderImageNode } from '../../scripts/image-node.js';
+
+rerunUnderImageNode();
 
 const { values } = parseArgs({
   options: {

@@ -23,6 +23,8 @@ export interface ServerOptions {
   extraArgs?: string[];
   /** Where readiness is probed; `/api/ok` when the config sets `http.mount_prefix: "/api"`. */
   okPath?: string;
+  /** The node binary and flags to run it with; by default this process's node, no flags. */
+  node?: { binary: string; flags: string[] };
 }
 
 export interface RunningServer {
@@ -47,6 +49,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
 async function startOnce(options: ServerOptions, port: number): Promise<RunningServer> {
   const args = [
+    ...(options.node?.flags ?? []),
     join(REPO_ROOT, 'bin', 'graphdock.mjs'),
     options.command ?? 'runtime',
     '--config',
@@ -64,7 +67,7 @@ async function startOnce(options: ServerOptions, port: number): Promise<RunningS
   };
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
   else if (!('DATABASE_URL' in (options.env ?? {}))) delete env.DATABASE_URL;
-  const child = spawn(process.execPath, args, {
+  const child = spawn(options.node?.binary ?? process.execPath, args, {
     cwd: options.cwd ?? REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
