@@ -1,23 +1,33 @@
-// Time-ordered ids (UUIDv7) for threads, runs, assistants and crons.
+// Time-ordered ids (UUIDv7) for threads, runs, assistants and crons, and random hex suffixes.
 import { randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';
 
 /**
  * Random bytes for many ids at once: `uuid` asks the kernel for 16 bytes per id, a system call
- * that showed up in profiles of thread creation. Refilled every 256 ids.
+ * that showed up in profiles of thread creation. Refilled every 4 KiB.
  */
 const pool = new Uint8Array(16 * 256);
 let used = pool.length;
+
+/** The next `n` (at most 16) bytes of the pool; valid until the next call. */
+function pooled(n: number): Uint8Array {
+  if (used + n > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  return pool.subarray(used, (used += n));
+}
+
+/** `bytes` random bytes (at most 16) as lowercase hex, from the same pool as the ids. */
+export function randomHex(bytes: number): string {
+  return Buffer.from(pooled(bytes)).toString('hex');
+}
 /** Last timestamp and counter, so ids made in the same millisecond still sort in order. */
 const last = { msecs: -Infinity, seq: 0 };
 
 /** A new UUIDv7: the `uuid` package's layout and ordering, with pooled random bytes. */
 export function uuid7(): string {
-  if (used === pool.length) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  const random = pool.subarray(used, (used += 16));
+  const random = pooled(16);
   const now = Date.now();
   if (now > last.msecs) {
     last.msecs = now;

@@ -9,7 +9,6 @@
 // - checkpoints holding chat messages are read back by a faster reviver (serde.ts);
 // - while a run defers its thread's writes (`defer`, deferred.ts) they are collected, not sent;
 // - a run's first read may have been made already, by the statement that started it (prefetch.ts).
-import { randomBytes } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type {
   ChannelVersions,
@@ -19,6 +18,7 @@ import type {
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { Pool } from '../../common/db/index.js';
+import { randomHex } from '../../common/ids/index.js';
 import { CheckpointDeferral } from './deferred.js';
 import {
   PREFETCHED_CHECKPOINT_KEY,
@@ -51,7 +51,7 @@ export function nextChannelVersion(current: string | number | undefined): string
       : typeof current === 'number'
         ? current
         : Number.parseInt(current.split('.')[0] ?? '0', 10);
-  return `${String(counter + 1).padStart(32, '0')}.${randomBytes(8).toString('hex')}`;
+  return `${String(counter + 1).padStart(32, '0')}.${randomHex(8)}`;
 }
 
 export class GraphdockCheckpointer extends PostgresSaver {

@@ -1,6 +1,6 @@
 import { validate, version } from 'uuid';
 import { describe, expect, it } from 'vitest';
-import { uuid7 } from '../../common/ids/index.js';
+import { randomHex, uuid7 } from '../../common/ids/index.js';
 
 describe('uuid7', () => {
   it('makes valid, unique version 7 ids that sort in the order they were made', () => {
@@ -20,5 +20,17 @@ describe('uuid7', () => {
     const msecs = Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
     expect(msecs).toBeGreaterThanOrEqual(before);
     expect(msecs).toBeLessThanOrEqual(Date.now() + 1);
+  });
+});
+
+describe('randomHex', () => {
+  it('gives distinct hex strings of the asked length, sharing the pool with the ids', () => {
+    // Several pools' worth, interleaved with ids so refills happen mid-way through either.
+    const hexes = Array.from({ length: 3000 }, (_, i) => (i % 3 ? randomHex(8) : uuid7())).filter(
+      (v) => !v.includes('-'),
+    );
+    expect(hexes.every((h) => /^[0-9a-f]{16}$/.test(h))).toBe(true);
+    expect(new Set(hexes).size).toBe(hexes.length);
+    expect(randomHex(3)).toMatch(/^[0-9a-f]{6}$/);
   });
 });
