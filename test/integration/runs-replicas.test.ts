@@ -18,8 +18,10 @@ afterAll(async () => {
   await db.drop();
 });
 
-async function server(): Promise<{ server: RunningServer; client: Client }> {
-  const s = await startServer({ databaseUrl: db.url, env });
+async function server(
+  extraEnv: Record<string, string> = {},
+): Promise<{ server: RunningServer; client: Client }> {
+  const s = await startServer({ databaseUrl: db.url, env: { ...env, ...extraEnv } });
   servers.push(s);
   return { server: s, client: new Client({ apiUrl: s.url, apiKey: null }) };
 }
@@ -44,6 +46,32 @@ describe('replicas', () => {
       'first: shared',
       'second: first: shared',
     ]);
+    await Promise.all([a.server.stop(), b.server.stop()]);
+  });
+
+  it('wakes the other process at once: its worker claims a run queued here, and its events reach a join here', async () => {
+    // B has one slot, kept busy by a slow run: an echo run created through B queues, and only
+    // A's worker can take it. Without NOTIFY, A would find it by polling (every second) and B's
+    // join would hear of its end by polling too.
+    const a = await server();
+    const b = await server({ N_JOBS_PER_WORKER: '1' });
+    const busy = await b.client.threads.create();
+    // Waited for through B, so it starts on B's worker as it is created.
+    const holding = b.client.runs.wait(busy.thread_id, 'slow', { input: hi('hold the slot') });
+    while ((await b.client.runs.list(busy.thread_id))[0]?.status !== 'running')
+      await new Promise((r) => setTimeout(r, 10));
+    const thread = await b.client.threads.create();
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      const run = await b.client.runs.create(thread.thread_id, 'echo', { input: hi(`q${i}`) });
+      const result = (await b.client.runs.join(thread.thread_id, run.run_id)) as {
+        messages: { content: string }[];
+      };
+      const took = performance.now() - started;
+      expect(result.messages.at(-1)?.content).toBe(`echo: q${i}`);
+      expect(took).toBeLessThan(600);
+    }
+    await holding;
     await Promise.all([a.server.stop(), b.server.stop()]);
   });
 
