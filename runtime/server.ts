@@ -138,7 +138,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger: logger.child({ context: 'webhooks' }),
     });
     await notifier.start();
-    const runStore = new RunStore(pool, webhooks.onRunsFinished);
+    const runStore = new RunStore(pool, webhooks.onRunsFinished, (channel, payload) => {
+      void notifier.notifyCommitted(channel, payload);
+    });
     const runEvents = new RunEventLog(runStore, notifier);
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,

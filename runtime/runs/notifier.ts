@@ -1,5 +1,13 @@
 // Wake-ups between processes: LISTEN/NOTIFY on one dedicated connection, echoed in-process so a
 // local listener never waits for the round trip. A hint only: listeners also poll.
+//
+// PostgreSQL serialises the commits of transactions that NOTIFY: a global lock is taken before
+// the commit record and held until its WAL is flushed. A NOTIFY inside the statements that create
+// and finish runs therefore made those commits wait one behind another, each with its own flush.
+// So NOTIFYs for changes already committed are sent afterwards, those of one turn of the event
+// loop together, in a statement of their own that does not wait for its WAL flush (losing one
+// in a crash loses a hint, which polling makes up for). Transactions that must announce their
+// own commit still NOTIFY inside (notifyOnCommit).
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
@@ -38,8 +46,26 @@ export function threadOfRunsPayload(payload: string): string {
   return payload.startsWith(STARTED) ? payload.slice(STARTED.length) : payload;
 }
 
+/** NOTIFYs waiting to be sent together, and the promise that settles when they were sent. */
+interface PendingBatch {
+  channels: string[];
+  payloads: string[];
+  sent: Promise<void>;
+  resolve: () => void;
+}
+
+/** One statement for a batch, committed without waiting for its WAL flush. */
+const SEND_BATCH = `SELECT count(pg_notify(n.channel, n.payload))
+  FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit,
+    unnest($1::text[], $2::text[]) AS n(channel, payload)`;
+
 export class Notifier {
   private readonly emitter = new EventEmitter();
+  /** Committed changes' NOTIFYs not sent yet (see `notifyCommitted`). */
+  private pending: PendingBatch | undefined;
+  /** Whether a batch is being sent (the next waits for it) or one is scheduled. */
+  private sending = false;
+  private scheduled = false;
   /** Tags this process's NOTIFYs, so their echo on our own LISTEN connection is dropped. */
   private readonly origin = randomUUID();
   private client: pg.Client | undefined;
@@ -95,14 +121,52 @@ export class Notifier {
     this.emitter.emit(channel, payload);
   }
 
-  /** Wakes local listeners now and remote ones through PostgreSQL. */
-  async notify(channel: Channel, payload = ''): Promise<void> {
+  /** Wakes local listeners now and remote ones through PostgreSQL; resolves once sent. */
+  notify(channel: Channel, payload = ''): Promise<void> {
     this.emitter.emit(channel, payload);
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, this.remotePayload(payload)]);
+    return this.notifyCommitted(channel, this.remotePayload(payload));
+  }
+
+  /**
+   * Sends a NOTIFY for a change that has committed; `payload` as it goes out (see
+   * `remotePayload`). Those of one turn share a statement; resolves once it ran. Never rejects:
+   * a NOTIFY that cannot be sent is logged, and listeners find the change by polling.
+   */
+  notifyCommitted(channel: string, payload: string): Promise<void> {
+    if (!this.pending) {
+      let resolve!: () => void;
+      const sent = new Promise<void>((r) => (resolve = r));
+      this.pending = { channels: [], payloads: [], sent, resolve };
+    }
+    this.pending.channels.push(channel);
+    this.pending.payloads.push(payload);
+    if (!this.sending && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.sendPending());
+    }
+    return this.pending.sent;
+  }
+
+  private sendPending(): void {
+    this.scheduled = false;
+    const batch = this.pending;
+    if (!batch || this.sending) return;
+    this.pending = undefined;
+    this.sending = true;
+    this.pool
+      .query(SEND_BATCH, [batch.channels, batch.payloads])
+      .catch((err: unknown) => this.logger.warn({ err }, 'NOTIFY failed; listeners will poll'))
+      .finally(() => {
+        this.sending = false;
+        batch.resolve();
+        // What arrived meanwhile goes at once, as one batch.
+        this.sendPending();
+      });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.pending?.sent;
     await this.client?.end().catch(() => undefined);
   }
 }

@@ -96,24 +96,32 @@ type Queryable = Pool | PoolClient;
 export type RunsFinishedHook = (runs: RunRow[], db: PoolClient) => Promise<void>;
 
 /**
- * Two CTEs that append a run's events and then send a NOTIFY, for statements that write events
- * beside other work: `added` inserts the JSON array `$<events>` for run `$1`; `woken` (one row)
- * notifies `$<channel>` with `$<payload>` once they are in.
+ * Two CTEs that append a run's events, for statements that write events beside other work:
+ * `added` inserts the JSON array `$<events>` for run `$1`; `woken` (one row once they are in)
+ * notifies `$<channel>` with `$<payload>` when `notifyHere`, else only names them, for a NOTIFY
+ * sent after the commit (see Notifier.notifyCommitted).
  */
 function appendEventsCtes(
   events: number,
   channel: number,
   payload: number,
+  notifyHere: boolean,
   onlyWith?: string,
 ): string {
   // `onlyWith`: a CTE that may be empty; then no event is written and no NOTIFY sent.
   const gate = onlyWith ? ` WHERE EXISTS (SELECT 1 FROM ${onlyWith})` : '';
+  const wake = notifyHere
+    ? `pg_notify($${channel}, $${payload})`
+    : `$${channel}::text AS channel, $${payload}::text AS payload`;
   return `added AS (
        INSERT INTO run_events (run_id, seq, event, data)
        SELECT $1, e.seq, e.event, e.data FROM json_to_recordset($${events}::json) AS e(seq integer, event text, data json)${gate}
        ON CONFLICT DO NOTHING RETURNING 1),
-     woken AS (SELECT pg_notify($${channel}, $${payload}) FROM (SELECT count(*) FROM added) AS n${gate})`;
+     woken AS (SELECT ${wake} FROM (SELECT count(*) FROM added) AS n${gate})`;
 }
+
+/** Sends a NOTIFY for a change already committed (Notifier.notifyCommitted). */
+export type NotifyCommitted = (channel: string, payload: string) => void;
 
 /** Events for a run's log and the NOTIFY that announces them once they commit. */
 type EventBatch = { events: RunEvent[]; notify: { channel: string; payload: string } };
@@ -134,6 +142,7 @@ function finishWith(
   closing: EventBatch,
   embedded: EmbeddedStatement[],
   select: string,
+  notifyHere: boolean,
 ): [string, unknown[]] {
   const values: unknown[] = [
     runId,
@@ -149,17 +158,32 @@ function finishWith(
     return cte;
   });
   return [
-    `WITH finished AS (${FINISH_RUN}), ${appendEventsCtes(4, 5, 6)}, ${ctes.join(', ')}
+    `WITH finished AS (${FINISH_RUN}), ${appendEventsCtes(4, 5, 6, notifyHere)}, ${ctes.join(', ')}
      ${select} FROM woken`,
     values,
   ];
 }
 
 export class RunStore {
+  /**
+   * `notifyCommitted`: how a statement that runs on its own (not in a caller's transaction)
+   * announces its events, once it has committed; without it, statements NOTIFY themselves.
+   */
   constructor(
     private readonly pool: Pool,
     private readonly onFinished?: RunsFinishedHook,
+    private readonly notifyCommitted?: NotifyCommitted,
   ) {}
+
+  /** Whether a statement on `db` sends its NOTIFY itself: inside a transaction it must. */
+  private notifiesItself(db: Queryable): boolean {
+    return !this.notifyCommitted || db !== this.pool;
+  }
+
+  /** After a statement that did not NOTIFY itself committed: send it now. */
+  private announce(notifyHere: boolean, notify: { channel: string; payload: string }): void {
+    if (!notifyHere) this.notifyCommitted?.(notify.channel, notify.payload);
+  }
 
   /**
    * Inserts a run with its `opening` events, and their NOTIFY, in one statement. With `thread`
@@ -212,11 +236,12 @@ export class RunStore {
       return sql;
     };
     const ctes = thread ? [`thread AS (${embed(thread)})`] : [];
+    const notifyHere = this.notifiesItself(db);
     ctes.push(
       `start AS (${starts})`,
       `inserted AS (INSERT INTO runs (${columns}) SELECT ${row} FROM ${thread ? 'thread, ' : ''}start
          RETURNING ${RUN_COLUMNS})`,
-      appendEventsCtes(8, 9, 10, thread ? 'inserted' : undefined),
+      appendEventsCtes(8, 9, 10, notifyHere, thread ? 'inserted' : undefined),
     );
     // Made only by a run that starts; one that queues reads when it is claimed.
     const readColumns = read && start ? read.columns : [];
@@ -232,6 +257,7 @@ export class RunStore {
       params,
     );
     const inserted = rows[0];
+    if (inserted) this.announce(notifyHere, opening.notify);
     if (!inserted || !readColumns.length) return inserted && { run: inserted };
     const readRow: Record<string, unknown> = {};
     for (const column of readColumns) {
@@ -367,10 +393,11 @@ export class RunStore {
       );
     // The joined form returns one row even when the run is gone, its columns then null, so that
     // the events' NOTIFY is sent either way.
+    const notifyHere = this.notifiesItself(db ?? this.pool);
     const { rows } = closing
       ? await (db ?? this.pool).query<MaybeRun>(
           `WITH finished AS (${FINISH_RUN}),
-           ${appendEventsCtes(4, 5, 6)}
+           ${appendEventsCtes(4, 5, 6, notifyHere)}
            SELECT ${RUN_COLUMNS} FROM woken LEFT JOIN finished ON true`,
           [
             runId,
@@ -382,6 +409,7 @@ export class RunStore {
           ],
         )
       : await (db ?? this.pool).query<MaybeRun>(FINISH_RUN, [runId, status, error]);
+    if (closing) this.announce(notifyHere, closing.notify);
     const finished = rows.filter((r): r is RunRow => r.run_id !== null);
     if (db && finished.length) await this.onFinished?.(finished, db);
     return finished[0];
@@ -400,6 +428,7 @@ export class RunStore {
     thread: EmbeddedStatement,
     alsoWrite: EmbeddedStatement[] = [],
   ): Promise<{ runsPending: boolean }> {
+    const notifyHere = this.notifiesItself(this.pool);
     const { rows } = await this.pool.query<{ runs_pending: boolean | null }>(
       ...finishWith(
         runId,
@@ -408,8 +437,10 @@ export class RunStore {
         closing,
         [thread, ...alsoWrite],
         'SELECT (SELECT runs_pending FROM embedded_0) AS runs_pending',
+        notifyHere,
       ),
     );
+    this.announce(notifyHere, closing.notify);
     return { runsPending: rows[0]?.runs_pending ?? false };
   }
 
@@ -425,7 +456,11 @@ export class RunStore {
     closing: EventBatch,
     deletions: EmbeddedStatement[],
   ): Promise<void> {
-    await this.pool.query(...finishWith(runId, status, error, closing, deletions, 'SELECT 1'));
+    const notifyHere = this.notifiesItself(this.pool);
+    await this.pool.query(
+      ...finishWith(runId, status, error, closing, deletions, 'SELECT 1', notifyHere),
+    );
+    this.announce(notifyHere, closing.notify);
   }
 
   /** Ids of every active run in a status (`all`: pending and running). */
@@ -473,11 +508,13 @@ export class RunStore {
     notify: { channel: string; payload: string },
   ): Promise<void> {
     if (!events.length) return;
+    const notifyHere = this.notifiesItself(this.pool);
     await this.pool.query({
-      name: 'runs.appendEvents',
-      text: `WITH ${appendEventsCtes(2, 3, 4)} SELECT 1 FROM woken`,
+      name: notifyHere ? 'runs.appendEvents' : 'runs.appendEventsQuietly',
+      text: `WITH ${appendEventsCtes(2, 3, 4, notifyHere)} SELECT 1 FROM woken`,
       values: [runId, eventsJson(events), notify.channel, notify.payload],
     });
+    this.announce(notifyHere, notify);
   }
 
   /** Highest sequence number written for a run, -1 when none. */
