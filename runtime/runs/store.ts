@@ -220,8 +220,12 @@ export class RunStore {
     ];
     // Read in this statement's snapshot: every run whose creation completed before this one
     // began is seen, so a run that starts at once never overtakes a run created before it.
-    const starts = `SELECT $11::text IS NOT NULL AND $7::float8 <= 0 AND NOT EXISTS (
-         SELECT 1 FROM runs a WHERE a.thread_id = $2 AND a.status IN ('pending', 'running')) AS now`;
+    // A run that may not start gets a statement that says so in its text: PostgreSQL then plans
+    // it once (a generic plan), where the parameterised test made it plan every execution anew.
+    const starts = start
+      ? `SELECT $11::text IS NOT NULL AND $7::float8 <= 0 AND NOT EXISTS (
+         SELECT 1 FROM runs a WHERE a.thread_id = $2 AND a.status IN ('pending', 'running')) AS now`
+      : `SELECT false AND $11::text IS NULL AND $12::float8 IS NULL AS now`;
     const columns = `run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at,
       status, attempt, worker_id, lease_expires_at, run_started_at`;
     const row = `$1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8),

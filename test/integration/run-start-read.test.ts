@@ -183,3 +183,44 @@ describe('the read made by the statement that starts a run', () => {
     expect(queued?.read).toBeUndefined();
   });
 });
+
+describe('the statement that queues a run', () => {
+  it('is planned once per connection (a generic plan), not at every execution', async () => {
+    // One connection, so the statement is prepared there and its plans can be read back.
+    const single = createPool({ url: db.url, max: 1 });
+    try {
+      const store = new RunStore(single);
+      for (let i = 0; i < 10; i++) {
+        const threadId = await newThread();
+        const runId = randomUUID();
+        const inserted = await store.insert(
+          {
+            run_id: runId,
+            thread_id: threadId,
+            assistant_id: randomUUID(),
+            metadata: {},
+            kwargs: {},
+            multitask_strategy: 'enqueue',
+            after_seconds: 0,
+          },
+          {
+            events: [{ seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } }],
+            notify: { channel: CHANNELS.runs, payload: threadId },
+          },
+          single,
+        );
+        expect(inserted?.run.status).toBe('pending');
+      }
+      const { rows } = await single.query<{ generic_plans: string; custom_plans: string }>(
+        `SELECT generic_plans, custom_plans FROM pg_prepared_statements
+         WHERE statement LIKE '%INSERT INTO runs%'`,
+      );
+      expect(rows).toHaveLength(1);
+      // PostgreSQL tries custom plans five times, then keeps the generic one if it is no dearer.
+      expect(Number(rows[0]!.custom_plans)).toBeLessThanOrEqual(5);
+      expect(Number(rows[0]!.generic_plans)).toBeGreaterThan(0);
+    } finally {
+      await single.end();
+    }
+  });
+});
