@@ -12,6 +12,7 @@ import {
   CheckpointStore,
   GraphdockCheckpointer,
   latestCheckpointRead,
+  latestCheckpointReadOf,
 } from './checkpoints/index.js';
 import { CronScheduler, CronService, CronStore } from './crons/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
@@ -156,7 +157,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       runStore,
       executor,
       notifier,
-      { ...runSettings, pollMs: 1000 },
+      { ...runSettings, pollMs: 1000, claimRead: latestCheckpointReadOf },
       logger.child({ context: 'worker' }),
     );
     const runs = new RunService({

@@ -13,6 +13,7 @@ export {
   whereClause,
   type EmbeddedStatement,
   type EmbeddedRead,
+  type ColumnRead,
 } from './sql.js';
 export { StatementNames, type PreparedStatementOptions } from './prepared.js';
 export { parseByteaArray } from './bytea-array.js';

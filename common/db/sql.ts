@@ -23,6 +23,12 @@ export interface EmbeddedRead extends EmbeddedStatement {
   columns: readonly string[];
 }
 
+/** An embedded read without parameters of its own: it refers to the embedding row's columns. */
+export interface ColumnRead {
+  columns: readonly string[];
+  sql: string;
+}
+
 /** Joins optional conditions into a WHERE clause (empty when there are none). */
 export function whereClause(conditions: string[]): string {
   return conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';

@@ -6,5 +6,9 @@ export {
   nextChannelVersion,
 } from './checkpointer.js';
 export { CheckpointStore } from './store.js';
-export { PREFETCHED_CHECKPOINT_KEY, latestCheckpointRead } from './prefetch.js';
+export {
+  PREFETCHED_CHECKPOINT_KEY,
+  latestCheckpointRead,
+  latestCheckpointReadOf,
+} from './prefetch.js';
 export type { CheckpointDeferral } from './deferred.js';

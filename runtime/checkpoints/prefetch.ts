@@ -1,7 +1,7 @@
 // A thread's newest checkpoint, read by the statement that starts a run on it (see
 // RunStore.insert) rather than by the run's first getTuple: one round trip less per run.
 import type { Checkpoint } from '@langchain/langgraph-checkpoint';
-import type { EmbeddedRead } from '../../common/db/index.js';
+import type { ColumnRead, EmbeddedRead } from '../../common/db/index.js';
 
 /**
  * Configurable key of a run started with its thread's newest checkpoint already read:
@@ -33,15 +33,9 @@ const COLUMNS: readonly (keyof LatestCheckpointRow)[] = [
   'latest_pending_writes',
 ];
 
-/**
- * The root namespace's newest checkpoint of `threadId` with its blobs and pending writes, in
- * the shape the Postgres checkpointer's own read returns (see GraphdockCheckpointer.getTuple).
- */
-export function latestCheckpointRead(threadId: string): EmbeddedRead {
-  return {
-    columns: COLUMNS,
-    values: [threadId],
-    sql: (first) => `SELECT cp.checkpoint AS latest_checkpoint,
+/** The newest root checkpoint of the thread `thread` (an SQL expression of type text). */
+function latestCheckpointSql(thread: string): string {
+  return `SELECT cp.checkpoint AS latest_checkpoint,
         cp.checkpoint_id AS latest_checkpoint_id,
         cp.parent_checkpoint_id AS latest_parent_checkpoint_id,
         cp.metadata AS latest_metadata,
@@ -56,7 +50,26 @@ export function latestCheckpointRead(threadId: string): EmbeddedRead {
            AND cw.checkpoint_ns = cp.checkpoint_ns AND cw.checkpoint_id = cp.checkpoint_id
         ) AS latest_pending_writes
       FROM checkpoints cp
-      WHERE cp.thread_id = $${first}::text AND cp.checkpoint_ns = ''
-      ORDER BY cp.checkpoint_id DESC LIMIT 1`,
+      WHERE cp.thread_id = ${thread} AND cp.checkpoint_ns = ''
+      ORDER BY cp.checkpoint_id DESC LIMIT 1`;
+}
+
+/**
+ * The root namespace's newest checkpoint of `threadId` with its blobs and pending writes, in
+ * the shape the Postgres checkpointer's own read returns (see GraphdockCheckpointer.getTuple).
+ */
+export function latestCheckpointRead(threadId: string): EmbeddedRead {
+  return {
+    columns: COLUMNS,
+    values: [threadId],
+    sql: (first) => latestCheckpointSql(`$${first}::text`),
   };
+}
+
+/**
+ * The same read for the thread a column of the embedding statement names (`threadColumn`, of
+ * type uuid or text): the claim of a queued run reads its thread's checkpoint this way.
+ */
+export function latestCheckpointReadOf(threadColumn: string): ColumnRead {
+  return { columns: COLUMNS, sql: latestCheckpointSql(`${threadColumn}::text`) };
 }

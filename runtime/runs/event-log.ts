@@ -16,6 +16,11 @@ const MAX_QUEUED = 1000;
 /** A run's log is kept in memory (see `startedHere`) up to this many events, then read back. */
 const MAX_KEPT = 1000;
 
+/** A run's first attempt's opening: its `metadata` event, written with the run itself. */
+function openingEvents(runId: string): RunEvent[] {
+  return [{ seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } }];
+}
+
 export class RunEventLog {
   /** In-process hand-over of durable events, by run id. */
   private readonly local = new EventEmitter();
@@ -116,7 +121,7 @@ export class RunEventLog {
     wake: { channel: Channel; payload: string },
   ): { events: RunEvent[]; notify: { channel: Channel; payload: string } } {
     return {
-      events: [{ seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } }],
+      events: openingEvents(runId),
       notify: { channel: wake.channel, payload: this.notifier.remotePayload(wake.payload) },
     };
   }
@@ -131,11 +136,23 @@ export class RunEventLog {
     this.deliver(runId, batch);
   }
 
-  /** Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`). */
-  async *read(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<RunEvent> {
+  /**
+   * Every event after `afterSeq`, then live ones, until the run's end marker (or `signal`).
+   * `created`: the caller's request created the run and reads it in the same turn. Its log is
+   * then known to be its opening events alone: nothing can run it before this reader is
+   * subscribed (a worker here claims it after a round trip; another replica hears of it by a
+   * NOTIFY sent after the commit, and its events' NOTIFY reaches this process as I/O, after this
+   * synchronous start), so the log need not be read back unless it was kept.
+   */
+  async *read(
+    runId: string,
+    afterSeq: number,
+    signal?: AbortSignal,
+    created = false,
+  ): AsyncGenerator<RunEvent> {
     let seq = afterSeq;
     // A kept log is complete from the first event, and later batches arrive through `local`.
-    const kept = this.kept.get(runId);
+    const kept = this.kept.get(runId) ?? (created ? openingEvents(runId) : undefined);
     let queued: RunEvent[] = kept ? kept.filter((e) => e.seq > afterSeq) : [];
     let mustQuery = kept === undefined;
     let wake: (() => void) | undefined;

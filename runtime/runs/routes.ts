@@ -44,10 +44,12 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     run: RunRow,
     body: RunCreateBody | undefined,
     stateless: boolean,
+    created = false,
   ) =>
     streamRunEvents(request, reply, events, {
       runId: run.run_id,
       afterSeq: lastEventId(request),
+      created,
       headers: {
         'Content-Location': runPath(run, stateless),
         Location: `${runPath(run, stateless)}/stream`,
@@ -60,15 +62,10 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
         : {}),
     });
 
-  const wait = async (
-    reply: FastifyReply,
-    run: RunRow,
-    stateless: boolean,
-    signal?: AbortSignal,
-  ) => {
+  const wait = async (reply: FastifyReply, run: RunRow, stateless: boolean, created = false) => {
     void reply.header('Content-Location', runPath(run, stateless));
     void reply.header('Location', `${runPath(run, stateless)}/join`);
-    return service.result(run, signal);
+    return service.result(run, undefined, created);
   };
 
   return async (app) => {
@@ -90,6 +87,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
           reply,
           await service.create(req.params.thread_id, req.body, req.headers, HERE_END_ONLY),
           false,
+          true,
         ),
     );
 
@@ -103,6 +101,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
           await service.create(req.params.thread_id, req.body, req.headers, HERE),
           req.body,
           false,
+          true,
         ),
     );
 
@@ -207,7 +206,12 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     );
 
     app.post('/runs/wait', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      wait(reply, await service.create(undefined, req.body, req.headers, HERE_END_ONLY), true),
+      wait(
+        reply,
+        await service.create(undefined, req.body, req.headers, HERE_END_ONLY),
+        true,
+        true,
+      ),
     );
 
     app.post('/runs/stream', { schema: { tags, body: RunCreate } }, async (req, reply) =>
@@ -216,6 +220,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
         reply,
         await service.create(undefined, req.body, req.headers, HERE),
         req.body,
+        true,
         true,
       ),
     );

@@ -421,12 +421,13 @@ export class RunService {
 
   /**
    * The run's final result: the last `values` event, or `{__error__}` if it failed; without
-   * either, the thread's values. Waits for the run to end.
+   * either, the thread's values. Waits for the run to end. `created`: the caller just created
+   * it, in this turn (see RunEventLog.read).
    */
-  async result(run: RunRow, signal?: AbortSignal): Promise<unknown> {
+  async result(run: RunRow, signal?: AbortSignal, created = false): Promise<unknown> {
     let values: unknown;
     let error: unknown;
-    for await (const event of this.deps.events.read(run.run_id, -1, signal)) {
+    for await (const event of this.deps.events.read(run.run_id, -1, signal, created)) {
       if (event.event === 'values') values = event.data;
       if (event.event === 'error') error = event.data;
     }

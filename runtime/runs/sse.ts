@@ -25,6 +25,8 @@ export interface SseOptions {
 export interface StreamOptions extends SseOptions {
   runId: string;
   afterSeq: number;
+  /** The request created the run just now (see RunEventLog.read). */
+  created?: boolean;
 }
 
 /** One run's events, from after `afterSeq`, ids being their sequence numbers. */
@@ -37,7 +39,7 @@ export function streamRunEvents(
   return writeSse(
     request,
     reply,
-    (signal) => framesOf(events.read(options.runId, options.afterSeq, signal)),
+    (signal) => framesOf(events.read(options.runId, options.afterSeq, signal, options.created)),
     options,
   );
 }

@@ -1,6 +1,7 @@
 // SQL for runs and their event log. Nothing outside this file writes these tables.
 import {
   withTransaction,
+  type ColumnRead,
   type EmbeddedRead,
   type EmbeddedStatement,
   type Pool,
@@ -325,21 +326,23 @@ export class RunStore {
   }
 
   /**
-   * Leases the oldest claimable run: pending, due, no run of its thread running and none older
-   * waiting. SKIP LOCKED lets workers claim side by side; the unique index on running runs per
-   * thread settles the rare race between two claims for one thread (the loser retries).
-   */
-  /**
-   * Leases the oldest claimable run to `workerId`. `morePending` says whether other pending runs
-   * were due when it was claimed, so a worker need not ask again just to hear there are none.
+   * Leases the oldest claimable run to `workerId`: pending, due, no run of its thread running and
+   * none older waiting. SKIP LOCKED lets workers claim side by side; the unique index on running
+   * runs per thread settles the rare race between two claims for one thread (the loser retries).
+   * `morePending` says whether other pending runs were due when it was claimed, so a worker need
+   * not ask again just to hear there are none. With `read` (made for the claimed run's thread,
+   * `claimed.thread_id`), its columns come back as `read`, in the claim's snapshot.
    */
   async claim(
     workerId: string,
     leaseSeconds: number,
-  ): Promise<{ run: RunRow; morePending: boolean } | undefined> {
+    read?: (threadColumn: string) => ColumnRead,
+  ): Promise<{ run: RunRow; morePending: boolean; read?: Record<string, unknown> } | undefined> {
+    const embedded = read?.('claimed.thread_id');
+    const readColumns = embedded?.columns ?? [];
     try {
       const { rows } = await this.pool.query<RunRow & { more_pending: boolean }>({
-        name: 'runs.claim',
+        name: embedded ? 'runs.claimReading' : 'runs.claim',
         text: `WITH candidate AS (
            SELECT r.run_id FROM runs r
            WHERE r.status = 'pending' AND r.created_at <= now()
@@ -349,20 +352,29 @@ export class RunStore {
            ORDER BY r.created_at
            LIMIT 1
            FOR UPDATE OF r SKIP LOCKED
-         )
+         ), claimed AS (
          UPDATE runs SET status = 'running', attempt = attempt + 1, worker_id = $1,
            lease_expires_at = now() + make_interval(secs => $2::float8),
            run_started_at = coalesce(run_started_at, now()), updated_at = now()
          FROM candidate WHERE runs.run_id = candidate.run_id
          RETURNING ${RUN_COLUMNS_OF_RUNS},
            -- Read before this update: the claimed run still counts as pending here.
-           (SELECT count(*) > 1 FROM (SELECT 1 FROM runs d WHERE d.status = 'pending' AND d.created_at <= now() LIMIT 2) AS due) AS more_pending`,
+           (SELECT count(*) > 1 FROM (SELECT 1 FROM runs d WHERE d.status = 'pending' AND d.created_at <= now() LIMIT 2) AS due) AS more_pending)
+         SELECT claimed.*${readColumns.map((c) => `, read.${c}`).join('')} FROM claimed${
+           embedded ? ` LEFT JOIN LATERAL (${embedded.sql}) AS read ON true` : ''
+         }`,
         values: [workerId, leaseSeconds],
       });
       const row = rows[0];
       if (!row) return undefined;
       const { more_pending: morePending, ...run } = row;
-      return { run, morePending };
+      if (!embedded) return { run, morePending };
+      const readRow: Record<string, unknown> = {};
+      for (const column of readColumns) {
+        readRow[column] = (run as Record<string, unknown>)[column];
+        delete (run as Record<string, unknown>)[column];
+      }
+      return { run, morePending, read: readRow };
     } catch (err) {
       if ((err as { code?: string }).code === '23505') return undefined;
       throw err;

@@ -2,6 +2,7 @@
 // NOTIFY wakes it within milliseconds; a slow poll is the fallback. Leases are renewed while a
 // run executes; runs whose worker died are found by lease expiry and handed out again.
 import { randomUUID } from 'node:crypto';
+import type { ColumnRead } from '../../common/db/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import type { RunExecutor } from './executor.js';
 import { CHANNELS, isClaimable, waitFor, type Notifier } from './notifier.js';
@@ -12,6 +13,11 @@ export interface WorkerOptions {
   leaseSeconds: number;
   maxAttempts: number;
   pollMs: number;
+  /**
+   * What a claimed run reads first (its thread's newest checkpoint), for the claim to read in
+   * the same statement; the execution is handed the row (see RunService's `startRead`).
+   */
+  claimRead?: (threadColumn: string) => ColumnRead;
 }
 
 export class RunWorker {
@@ -71,13 +77,13 @@ export class RunWorker {
       const woken = waitFor(this.notifier, CHANNELS.runs, isClaimable, this.options.pollMs);
       while (!this.stopping && this.busySlots() < this.options.concurrency) {
         const claimed = await this.store
-          .claim(this.id, this.options.leaseSeconds)
+          .claim(this.id, this.options.leaseSeconds, this.options.claimRead)
           .catch((err: unknown) => {
             this.logger.warn({ err }, 'claim failed');
             return undefined;
           });
         if (!claimed) break;
-        this.launch(claimed.run);
+        this.launch(claimed.run, claimed.read);
         if (!claimed.morePending) break;
       }
       await Promise.race([woken, new Promise<void>((r) => this.idle.add(r))]);

@@ -8,6 +8,7 @@ import {
   GraphdockCheckpointer,
   PREFETCHED_CHECKPOINT_KEY,
   latestCheckpointRead,
+  latestCheckpointReadOf,
 } from '../../runtime/checkpoints/index.js';
 import { CHANNELS, RunStore } from '../../runtime/runs/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
@@ -181,6 +182,49 @@ describe('the read made by the statement that starts a run', () => {
     const queued = await insertRun(threadId);
     expect(queued?.run.status).toBe('pending');
     expect(queued?.read).toBeUndefined();
+  });
+});
+
+describe("the claim's read", () => {
+  it("reads the claimed run's thread's newest checkpoint as a query would", async () => {
+    const saver = new GraphdockCheckpointer(pool);
+    const threadId = await newThread();
+    const newest = await checkpointTwice(saver, threadId);
+    const runId = randomUUID();
+    await runStore().insert(
+      {
+        run_id: runId,
+        thread_id: threadId,
+        assistant_id: randomUUID(),
+        metadata: {},
+        kwargs: {},
+        multitask_strategy: 'enqueue',
+        after_seconds: 0,
+      },
+      {
+        events: [{ seq: 0, event: 'metadata', data: { run_id: runId, attempt: 1 } }],
+        notify: { channel: CHANNELS.runs, payload: threadId },
+      },
+      pool,
+    );
+    // Other tests' runs may be pending too: claim until this one comes.
+    let claimed: Awaited<ReturnType<RunStore['claim']>>;
+    do claimed = await runStore().claim('worker-test', 30, latestCheckpointReadOf);
+    while (claimed && claimed.run.run_id !== runId);
+    expect(claimed?.run).toMatchObject({ run_id: runId, status: 'running', attempt: 1 });
+    expect(claimed?.read).toMatchObject({ latest_checkpoint_id: newest });
+    expect(Object.keys(claimed!.run)).not.toContain('latest_checkpoint_id');
+
+    const counted = countingPool();
+    const prefetching = new GraphdockCheckpointer(counted.pool);
+    const tuple = await prefetching.getTuple({
+      configurable: {
+        thread_id: threadId,
+        [PREFETCHED_CHECKPOINT_KEY]: { unread: true, row: claimed!.read },
+      },
+    });
+    expect(counted.queries()).toBe(0);
+    expect(tuple).toEqual(await saver.getTuple({ configurable: { thread_id: threadId } }));
   });
 });
 

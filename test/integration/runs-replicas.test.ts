@@ -49,7 +49,7 @@ describe('replicas', () => {
     await Promise.all([a.server.stop(), b.server.stop()]);
   });
 
-  it('wakes the other process at once: its worker claims a run queued here, and its events reach a join here', async () => {
+  it('wakes the other process at once: its worker claims runs queued here, whose events reach a join, a wait and a stream here', async () => {
     // B has one slot, kept busy by a slow run: an echo run created through B queues, and only
     // A's worker can take it. Without NOTIFY, A would find it by polling (every second) and B's
     // join would hear of its end by polling too.
@@ -61,14 +61,27 @@ describe('replicas', () => {
     while ((await b.client.runs.list(busy.thread_id))[0]?.status !== 'running')
       await new Promise((r) => setTimeout(r, 10));
     const thread = await b.client.threads.create();
-    for (let i = 0; i < 3; i++) {
+    // Created and then joined, waited for, and streamed by the request that created it: each
+    // queues on B, runs on A, and is followed on B.
+    const ways = {
+      join: async (input: ReturnType<typeof hi>) => {
+        const run = await b.client.runs.create(thread.thread_id, 'echo', { input });
+        return b.client.runs.join(thread.thread_id, run.run_id);
+      },
+      wait: (input: ReturnType<typeof hi>) =>
+        b.client.runs.wait(thread.thread_id, 'echo', { input }),
+      stream: async (input: ReturnType<typeof hi>) => {
+        let values: unknown;
+        for await (const part of b.client.runs.stream(thread.thread_id, 'echo', { input }))
+          if (part.event === 'values') values = part.data;
+        return values;
+      },
+    };
+    for (const [way, follow] of Object.entries(ways)) {
       const started = performance.now();
-      const run = await b.client.runs.create(thread.thread_id, 'echo', { input: hi(`q${i}`) });
-      const result = (await b.client.runs.join(thread.thread_id, run.run_id)) as {
-        messages: { content: string }[];
-      };
+      const result = (await follow(hi(way))) as { messages: { content: string }[] };
       const took = performance.now() - started;
-      expect(result.messages.at(-1)?.content).toBe(`echo: q${i}`);
+      expect(result.messages.at(-1)?.content).toBe(`echo: ${way}`);
       expect(took).toBeLessThan(600);
     }
     await holding;

@@ -1,11 +1,12 @@
 // The bookkeeping behind runs that start as they are created: the worker's promised slots, and
 // the event log a run keeps in memory while it runs here. Stores are fakes: this is pure logic;
 // the integration tests in runs.test.ts drive the same path against PostgreSQL.
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logging/index.js';
 import { END_EVENT, RunEventLog } from '../../runtime/runs/event-log.js';
 import type { RunExecutor } from '../../runtime/runs/executor.js';
-import type { Notifier } from '../../runtime/runs/notifier.js';
+import { CHANNELS, type Notifier } from '../../runtime/runs/notifier.js';
 import type { RunEvent, RunRow, RunStore } from '../../runtime/runs/store.js';
 import { RunWorker } from '../../runtime/runs/worker.js';
 
@@ -121,6 +122,89 @@ describe('RunEventLog: a run that started here', () => {
     expect(await collect(log.read('r', -1))).toEqual([0, 1]);
     expect(await collect(log.read('other', -1))).toEqual([0, 1]);
     expect(reads).toEqual([-1, -1]);
+  });
+});
+
+describe('RunEventLog: a run its reader just created', () => {
+  it('starts from its opening in memory, then hears local batches and remote wakes', async () => {
+    const reads: number[] = [];
+    const stored: RunEvent[] = [
+      { seq: 0, event: 'metadata', data: { run_id: 'q', attempt: 1 } },
+      { seq: 1, event: 'values', data: 1 },
+      { seq: 2, event: 'values', data: 2 },
+      { seq: 3, event: END_EVENT, data: null },
+    ];
+    const store = {
+      eventsAfter: (_runId: string, after: number) => {
+        reads.push(after);
+        return Promise.resolve(stored.filter((e) => e.seq > after));
+      },
+      isActive: () => Promise.resolve(true),
+    } as unknown as RunStore;
+    const remote = new EventEmitter();
+    const listening = {
+      on: (channel: string, listener: (payload: string) => void) => {
+        remote.on(channel, listener);
+        return () => remote.off(channel, listener);
+      },
+      remotePayload: (p: string) => p,
+    } as unknown as Notifier;
+    const log = new RunEventLog(store, listening);
+    const seen: unknown[] = [];
+    const reading = (async () => {
+      for await (const e of log.read('q', -1, undefined, true)) seen.push(e.data);
+    })();
+    await new Promise((r) => setTimeout(r, 0));
+    // The metadata event came from memory: the table was not read.
+    expect(seen).toEqual([{ run_id: 'q', attempt: 1 }]);
+    expect(reads).toEqual([]);
+    // Another replica ran it: its NOTIFY makes the reader read the table after the opening.
+    remote.emit(CHANNELS.events, 'q');
+    await reading;
+    expect(seen).toEqual([{ run_id: 'q', attempt: 1 }, 1, 2]);
+    expect(reads).toEqual([0]);
+  });
+});
+
+describe('RunWorker claims', () => {
+  it("hands the claim's read of the run's thread to the run's execution", async () => {
+    const claimed: unknown[] = [];
+    let claims = 0;
+    const store = {
+      claim: (_id: string, _lease: number, read?: (column: string) => unknown) => {
+        claimed.push(read?.('claimed.thread_id'));
+        return Promise.resolve(
+          claims++ === 0
+            ? { run: runOf('c', 'running', 'w'), morePending: false, read: { latest: 1 } }
+            : undefined,
+        );
+      },
+    } as unknown as RunStore;
+    const executed: unknown[] = [];
+    const executor = {
+      execute: (_run: RunRow, _signal: AbortSignal, read?: unknown) => {
+        executed.push(read);
+        return Promise.resolve(false);
+      },
+    } as unknown as RunExecutor;
+    const worker = new RunWorker(
+      store,
+      executor,
+      notifier,
+      {
+        concurrency: 2,
+        leaseSeconds: 30,
+        maxAttempts: 3,
+        pollMs: 1000,
+        claimRead: (column) => ({ columns: ['latest'], sql: `SELECT ${column}` }),
+      },
+      createLogger({ level: 'silent' }),
+    );
+    worker.start();
+    await new Promise((r) => setTimeout(r, 20));
+    await worker.stop(100);
+    expect(claimed[0]).toEqual({ columns: ['latest'], sql: 'SELECT claimed.thread_id' });
+    expect(executed).toEqual([{ latest: 1 }]);
   });
 });
 
