@@ -49,6 +49,9 @@ async function* framesOf(events: AsyncIterable<RunEvent>): AsyncGenerator<SseFra
     yield { id: e.seq, event: e.event, data: e.data, json: dataJson(e) };
 }
 
+/** Frames held for one turn of the event loop are sent early past this many characters. */
+const MAX_HELD_CHARS = 64 * 1024;
+
 export async function writeSse(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -57,17 +60,27 @@ export async function writeSse(
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  // The headers wait for the first frame (or the next turn of the event loop) and go out with
-  // it at once; later frames of one turn (a step's events, say) share one socket write.
-  let corked = true;
+  // Every socket write costs a system call and loopback TCP work, so frames are held and sent
+  // together: the headers with the first frame, at once; the later frames of one turn of the
+  // event loop (a step's events, say) in one write; the last ones with the terminating chunk.
+  let held = '';
   let firstFrame = true;
-  const uncork = () => {
-    if (!corked) return;
-    corked = false;
-    res.uncork();
+  let flushQueued = false;
+  const flush = () => {
+    flushQueued = false;
+    if (held === '') return;
+    const frames = held;
+    held = '';
+    res.write(frames);
   };
-  res.cork();
-  setImmediate(uncork);
+  const hold = (frame: string) => {
+    held += frame;
+    if (held.length > MAX_HELD_CHARS) flush();
+    else if (!flushQueued) {
+      flushQueued = true;
+      setImmediate(flush);
+    }
+  };
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',
@@ -75,7 +88,10 @@ export async function writeSse(
     'X-Accel-Buffering': 'no',
     ...options.headers,
   });
-  res.flushHeaders();
+  // A stream with nothing to send yet (a join on a quiet run) still answers with its headers.
+  setImmediate(() => {
+    if (firstFrame && !res.headersSent && !res.writableEnded) res.flushHeaders();
+  });
   const controller = new AbortController();
   let ended = false;
   const onClose = () => {
@@ -85,34 +101,30 @@ export async function writeSse(
   };
   request.raw.socket.once('close', onClose);
   res.once('close', onClose);
-  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => hold(': heartbeat\n\n'), HEARTBEAT_MS);
   try {
     for await (const event of source(controller.signal)) {
       const id = event.id === undefined ? '' : `id: ${event.id}\n`;
       const data = event.json ?? JSON.stringify(event.data);
       const frame = `event: ${event.event}\ndata: ${data}\n${id}\n`;
-      if (!corked) {
-        corked = true;
-        res.cork();
-        setImmediate(uncork);
-      }
-      const written = res.write(frame);
       if (firstFrame) {
         firstFrame = false;
-        uncork();
-      }
-      if (!written) await once(res, 'drain', { signal: controller.signal }).catch(() => undefined);
+        res.write(frame);
+      } else hold(frame);
+      // Backpressure: a reader that stops reading stops us reading the log.
+      if (res.writableNeedDrain)
+        await once(res, 'drain', { signal: controller.signal }).catch(() => undefined);
     }
     ended = true;
   } catch (err) {
     request.log.warn({ err }, 'event stream failed');
   } finally {
     ended = true;
-    // What a cork held back goes out before the end: since Node 22, a response's chunked
-    // writes under a cork wait for the uncork, and end() alone sent the terminating chunk first.
-    uncork();
     clearInterval(heartbeat);
     request.raw.socket.off('close', onClose);
-    res.end();
+    const last = held;
+    held = '';
+    if (last === '') res.end();
+    else res.end(last);
   }
 }

@@ -1,7 +1,7 @@
 // How events are encoded and written: each event's data is turned into JSON once, for the log and
-// every stream, and the SSE frames of one turn of the event loop share one socket write. The
-// request and reply are fakes recording what is done to them: this is pure logic; the streaming
-// integration tests read the same frames over HTTP.
+// every stream, and the SSE frames of one turn of the event loop share one socket write, the
+// last ones with the end of the response. The request and reply are fakes recording what is done
+// to them: this is pure logic; the streaming integration tests read the same frames over HTTP.
 import { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
@@ -12,13 +12,23 @@ import { dataJson, eventsJson, type RunEvent, type RunStore } from '../../runtim
 
 function fakeHttp() {
   const calls: string[] = [];
+  // Each call names the `data:` lines of the frames it carries, in order.
+  const frames = (text: string) =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith('data: ') || line.startsWith(': '))
+      .join(' + ');
   const res = Object.assign(new EventEmitter(), {
+    headersSent: false,
+    writableEnded: false,
+    writableNeedDrain: false,
     writeHead: () => undefined,
-    flushHeaders: () => undefined,
-    cork: () => calls.push('cork'),
-    uncork: () => calls.push('uncork'),
-    write: (frame: string) => (calls.push(`write ${frame.split('\n')[1]}`), true),
-    end: () => calls.push('end'),
+    flushHeaders: () => (calls.push('headers'), (res.headersSent = true)),
+    write: (text: string) => (calls.push(`write ${frames(text)}`), (res.headersSent = true)),
+    end: (text?: string) => {
+      calls.push(text === undefined ? 'end' : `end with ${frames(text)}`);
+      res.writableEnded = true;
+    },
   });
   const request = {
     raw: { socket: new EventEmitter() },
@@ -31,7 +41,7 @@ function fakeHttp() {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 describe('writeSse', () => {
-  it('sends the first frame at once, the later frames of one turn in one write, nothing after the end', async () => {
+  it('sends the first frame at once, the later frames of one turn in one write, the last with the end', async () => {
     const { calls, request, reply } = fakeHttp();
     async function* frames(): AsyncGenerator<SseFrame> {
       yield { event: 'metadata', data: { run_id: 'r' } };
@@ -39,25 +49,63 @@ describe('writeSse', () => {
       yield { event: 'values', data: { n: 2 } };
       await tick();
       yield { event: 'values', data: { n: 3 } };
+      yield { event: 'values', data: { n: 4 } };
     }
     await writeSse(request, reply, () => frames(), { headers: {} });
     await tick();
     expect(calls).toEqual([
-      'cork',
+      // The headers go out with the first frame, without waiting for the turn to end.
       'write data: {"run_id":"r"}',
-      // The headers and the first frame go out without waiting for the turn to end.
-      'uncork',
-      'cork',
-      'write data: {"n":1}',
-      'write data: {"n":2}',
-      'uncork',
-      'cork',
-      'write data: {"n":3}',
-      // Uncorked before the end: since Node 22 a corked response's chunks would otherwise
-      // follow the terminating chunk on the wire.
-      'uncork',
-      'end',
+      'write data: {"n":1} + data: {"n":2}',
+      'end with data: {"n":3} + data: {"n":4}',
     ]);
+  });
+
+  it('sends the headers on the next turn when no frame comes', async () => {
+    const { calls, request, reply } = fakeHttp();
+    async function* frames(): AsyncGenerator<SseFrame> {
+      await tick();
+      yield { event: 'values', data: { n: 1 } };
+    }
+    await writeSse(request, reply, () => frames(), { headers: {} });
+    expect(calls).toEqual(['headers', 'write data: {"n":1}', 'end']);
+  });
+
+  it('sends held frames early once they pass 64 KiB in one turn', async () => {
+    const { calls, request, reply } = fakeHttp();
+    const big = 'x'.repeat(40 * 1024);
+    async function* frames(): AsyncGenerator<SseFrame> {
+      yield { event: 'metadata', data: 'm' };
+      for (let i = 0; i < 3; i++) yield { event: 'values', data: `${i}${big}` };
+    }
+    await writeSse(request, reply, () => frames(), { headers: {} });
+    expect(calls.map((c) => c.replace(/x+/g, '…'))).toEqual([
+      'write data: "m"',
+      'write data: "0…" + data: "1…"',
+      'end with data: "2…"',
+    ]);
+  });
+
+  it('waits for the socket to drain before reading more of the source', async () => {
+    const { calls, request, reply } = fakeHttp();
+    const res = reply.raw as unknown as EventEmitter & { writableNeedDrain: boolean };
+    let read = 0;
+    async function* frames(): AsyncGenerator<SseFrame> {
+      for (; read < 3;) {
+        read++;
+        yield { event: 'values', data: { n: read } };
+      }
+    }
+    res.writableNeedDrain = true;
+    const done = writeSse(request, reply, () => frames(), { headers: {} });
+    await tick();
+    expect(read).toBe(1);
+    res.writableNeedDrain = false;
+    res.emit('drain');
+    await done;
+    expect(read).toBe(3);
+    expect(calls[0]).toBe('write data: {"n":1}');
+    expect(calls.at(-1)).toBe('end with data: {"n":2} + data: {"n":3}');
   });
 });
 
