@@ -11,10 +11,20 @@ export const END_EVENT = '__end__';
 /** A reader that heard nothing checks that its run can still write events: first soon, then rarely. */
 const FIRST_IDLE_MS = 1000;
 const IDLE_MS = 5000;
-/** Events handed over in memory beyond this many unread are dropped and re-read from the table. */
-const MAX_QUEUED = 1000;
-/** A run's log is kept in memory (see `startedHere`) up to this many events, then read back. */
-const MAX_KEPT = 1000;
+/**
+ * Events handed over in memory beyond this many unread (or this much data) are dropped and read
+ * from the table later, a page at a time: a reader that stops reading holds no more than this.
+ */
+const MAX_QUEUED = { events: 1000, chars: 1024 * 1024 };
+/** A run's log is kept in memory (see `startedHere`) up to this much, then read back. */
+const MAX_KEPT = { events: 1000, chars: 4 * 1024 * 1024 };
+
+/** Roughly how much memory events hold: their data's JSON text. */
+function charsOf(events: RunEvent[]): number {
+  let chars = 0;
+  for (const e of events) chars += (e.json?.length ?? 0) + e.event.length;
+  return chars;
+}
 
 /** A run's first attempt's opening: its `metadata` event, written with the run itself. */
 function openingEvents(runId: string): RunEvent[] {
@@ -28,7 +38,7 @@ export class RunEventLog {
    * The whole log so far of each run that started on this process's worker as it was created,
    * while it runs: its local readers, the one that created it first, need not read it back.
    */
-  private readonly kept = new Map<string, RunEvent[]>();
+  private readonly kept = new Map<string, { events: RunEvent[]; chars: number }>();
 
   constructor(
     private readonly store: RunStore,
@@ -78,7 +88,7 @@ export class RunEventLog {
     opening: RunEvent[],
     options: { batchMs?: number; live?: boolean } = {},
   ): void {
-    this.kept.set(runId, [...opening]);
+    this.kept.set(runId, { events: [...opening], chars: charsOf(opening) });
     if (options.batchMs) this.batchMs.set(runId, options.batchMs);
     // `live`: a stream nobody may resume reaches its local readers as it is produced; its log
     // is still written, in batches, and the end marker only once the run's status is final.
@@ -105,8 +115,11 @@ export class RunEventLog {
     const kept = this.kept.get(runId);
     if (kept && batch.length) {
       const ended = batch.some((e) => e.event === END_EVENT);
-      if (ended || kept.length + batch.length > MAX_KEPT) this.kept.delete(runId);
-      else kept.push(...batch);
+      kept.chars += charsOf(batch);
+      const full =
+        kept.events.length + batch.length > MAX_KEPT.events || kept.chars > MAX_KEPT.chars;
+      if (ended || full) this.kept.delete(runId);
+      else kept.events.push(...batch);
     }
     this.local.emit(runId, batch);
   }
@@ -152,15 +165,29 @@ export class RunEventLog {
   ): AsyncGenerator<RunEvent> {
     let seq = afterSeq;
     // A kept log is complete from the first event, and later batches arrive through `local`.
-    const kept = this.kept.get(runId) ?? (created ? openingEvents(runId) : undefined);
+    const kept = this.kept.get(runId)?.events ?? (created ? openingEvents(runId) : undefined);
     let queued: RunEvent[] = kept ? kept.filter((e) => e.seq > afterSeq) : [];
+    let queuedChars = charsOf(queued);
     let mustQuery = kept === undefined;
     let wake: (() => void) | undefined;
+    // Set once a batch did not fit: later ones are not queued either (the queue stays gapless)
+    // until the next read of the table, which returns them.
+    let overflowed = false;
     const onLocal = (batch: RunEvent[]) => {
+      const chars = charsOf(batch);
       // An empty batch: events already handed over live became durable (see `deliver`).
       if (!batch.length) mustQuery = true;
-      else if (queued.length < MAX_QUEUED) queued.push(...batch);
-      else mustQuery = true;
+      else if (
+        !overflowed &&
+        queued.length + batch.length <= MAX_QUEUED.events &&
+        queuedChars + chars <= MAX_QUEUED.chars
+      ) {
+        queued.push(...batch);
+        queuedChars += chars;
+      } else {
+        overflowed = true;
+        mustQuery = true;
+      }
       wake?.();
     };
     const offRemote = this.notifier.on(CHANNELS.events, (id) => {
@@ -175,15 +202,21 @@ export class RunEventLog {
       let idleMs = FIRST_IDLE_MS;
       while (!signal?.aborted) {
         queued = queued.filter((e) => e.seq > seq);
+        queuedChars = charsOf(queued);
         let batch: RunEvent[] = [];
-        if (!mustQuery && queued[0]?.seq === seq + 1) {
-          // Batches arrive whole and in order, so a queue that starts right after us is gapless.
+        if (queued[0]?.seq === seq + 1) {
+          // Batches arrive whole and in order, so a queue that starts right after us is gapless
+          // (and what it could not take, or a wake, is read after it: `mustQuery` stays).
           batch = queued;
           queued = [];
+          queuedChars = 0;
         } else if (mustQuery || queued.length) {
           // Subscribed before reading, so nothing appended meanwhile is missed.
           mustQuery = false;
-          batch = await this.store.eventsAfter(runId, seq);
+          overflowed = false;
+          const page = await this.store.eventsAfter(runId, seq);
+          batch = page.events;
+          if (page.more) mustQuery = true;
         }
         const before = seq;
         for (const event of batch) {
@@ -209,11 +242,15 @@ export class RunEventLog {
         // No end marker comes for a run deleted before it ran (its thread was deleted), nor for
         // one whose log the retention sweep already dropped.
         if (!(await this.store.isActive(runId))) {
-          for (const event of await this.store.eventsAfter(runId, seq)) {
-            if (event.event === END_EVENT) return;
-            yield event;
+          for (;;) {
+            const page = await this.store.eventsAfter(runId, seq);
+            for (const event of page.events) {
+              if (event.event === END_EVENT) return;
+              seq = event.seq;
+              yield event;
+            }
+            if (!page.more) return;
           }
-          return;
         }
         mustQuery = true;
       }

@@ -73,6 +73,20 @@ export interface RunEvent {
   json?: string;
 }
 
+/** How much of a run's log one read returns (see `RunStore.eventsAfter`). */
+export interface EventPageSize {
+  rows: number;
+  bytes: number;
+}
+
+export const EVENT_PAGE: EventPageSize = { rows: 500, bytes: 1024 * 1024 };
+
+export interface EventPage {
+  events: RunEvent[];
+  /** The log may go on after these events: read again from the last one. */
+  more: boolean;
+}
+
 /** Event data as JSON (`null` for none). */
 export function encodeData(data: unknown): string {
   return JSON.stringify(data) ?? 'null';
@@ -542,13 +556,32 @@ export class RunStore {
     return rows[0]?.seq ?? -1;
   }
 
-  async eventsAfter(runId: string, afterSeq: number): Promise<RunEvent[]> {
-    const { rows } = await this.pool.query<RunEvent>({
+  /**
+   * A run's events after `afterSeq`, in order, a page at a time: at most `page.rows` events,
+   * and no more once they hold `page.bytes` of data (one larger event still comes alone), so
+   * a reader far behind never holds the whole log. `more`: the next page may have events.
+   */
+  async eventsAfter(
+    runId: string,
+    afterSeq: number,
+    page: EventPageSize = EVENT_PAGE,
+  ): Promise<EventPage> {
+    // The size is the stored one (no detoasting); rows past the byte limit are never read whole.
+    const { rows } = await this.pool.query<RunEvent & { upto: string }>({
       name: 'runs.eventsAfter',
-      text: 'SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
-      values: [runId, afterSeq],
+      text: `SELECT seq, event, data, upto FROM (
+               SELECT seq, event, data, pg_column_size(data) AS size,
+                      sum(pg_column_size(data)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto
+                 FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3 + 1) page
+              WHERE upto - coalesce(size, 0) < $4 OR upto IS NULL`,
+      values: [runId, afterSeq, page.rows, page.bytes],
     });
-    return rows;
+    const more =
+      rows.length > page.rows || (rows.length > 0 && Number(rows.at(-1)!.upto) >= page.bytes);
+    const events = rows
+      .slice(0, page.rows)
+      .map(({ seq, event, data }): RunEvent => ({ seq, event, data }));
+    return { events, more };
   }
 
   /**

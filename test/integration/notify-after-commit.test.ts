@@ -103,7 +103,7 @@ describe('RunStore NOTIFYs', () => {
     // The statement itself sent nothing: only the notifier would have.
     await new Promise((r) => setTimeout(r, 200));
     expect(heard.some((h) => h.payload === `${runId}-appended`)).toBe(false);
-    expect((await store.eventsAfter(runId, 0)).map((e) => e.seq)).toEqual([5]);
+    expect((await store.eventsAfter(runId, 0)).events.map((e) => e.seq)).toEqual([5]);
   });
 
   it("NOTIFYs inside a caller's transaction, delivered at its commit", async () => {

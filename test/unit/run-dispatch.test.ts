@@ -80,7 +80,7 @@ describe('RunEventLog: a run that started here', () => {
     const store = {
       eventsAfter: (_runId: string, after: number) => {
         reads.push(after);
-        return Promise.resolve(stored.filter((e) => e.seq > after));
+        return Promise.resolve({ events: stored.filter((e) => e.seq > after), more: false });
       },
       appendEvents: () => Promise.resolve(),
       isActive: () => Promise.resolve(true),
@@ -125,6 +125,72 @@ describe('RunEventLog: a run that started here', () => {
   });
 });
 
+describe('RunEventLog: a reader that stops reading', () => {
+  /** A table that pages as the store does, by `rows` events. */
+  function pagedLog(stored: RunEvent[], rows: number) {
+    const reads: number[] = [];
+    const store = {
+      eventsAfter: (_runId: string, after: number) => {
+        reads.push(after);
+        const rest = stored.filter((e) => e.seq > after);
+        return Promise.resolve({ events: rest.slice(0, rows), more: rest.length > rows });
+      },
+      isActive: () => Promise.resolve(true),
+    } as unknown as RunStore;
+    return { log: new RunEventLog(store, notifier), reads };
+  }
+  const big = (seq: number): RunEvent => ({
+    seq,
+    event: 'custom',
+    data: null,
+    json: JSON.stringify('x'.repeat(256 * 1024)),
+  });
+
+  it('queues at most 1 MiB handed over in memory, then reads the rest from the table', async () => {
+    const events = Array.from({ length: 40 }, (_, i) => big(i + 1));
+    const stored: RunEvent[] = [
+      { seq: 0, event: 'metadata', data: null },
+      ...events,
+      { seq: 41, event: END_EVENT, data: null },
+    ];
+    const { log, reads } = pagedLog(stored, 8);
+    log.startedHere('r', stored.slice(0, 1));
+    const reader = log.read('r', -1);
+    // The reader takes its first event, then stops: 10 MiB arrive meanwhile.
+    const first = await reader.next();
+    expect(first.done ? undefined : first.value.seq).toBe(0);
+    for (const e of events) log.publish('r', [e]);
+    log.publish('r', stored.slice(41));
+    const seqs: number[] = [];
+    for await (const e of reader) seqs.push(e.seq);
+    expect(seqs).toEqual(events.map((e) => e.seq));
+    // Three events were queued (a fourth would pass 1 MiB), and no later one, so the queue had
+    // no gap; then it read from after them, a page of 8 at a time.
+    expect(reads).toEqual([3, 11, 19, 27, 35]);
+  });
+
+  it('does not keep more than 4 MiB of a running log in memory', async () => {
+    const stored: RunEvent[] = [{ seq: 0, event: 'metadata', data: null }];
+    const { log, reads } = pagedLog(stored, 100);
+    log.startedHere('r', stored);
+    for (let i = 1; i <= 20; i++) {
+      stored.push(big(i));
+      log.publish('r', [big(i)]);
+    }
+    stored.push({ seq: 21, event: END_EVENT, data: null });
+    const seqs: number[] = [];
+    const reader = (async () => {
+      for await (const e of log.read('r', -1)) seqs.push(e.seq);
+    })();
+    await new Promise((r) => setTimeout(r, 5));
+    log.publish('r', stored.slice(21));
+    await reader;
+    // The kept log was dropped on passing 4 MiB, so a reader that joins reads the table.
+    expect(reads[0]).toBe(-1);
+    expect(seqs).toEqual(stored.slice(0, 21).map((e) => e.seq));
+  });
+});
+
 describe('RunEventLog: a run its reader just created', () => {
   it('starts from its opening in memory, then hears local batches and remote wakes', async () => {
     const reads: number[] = [];
@@ -137,7 +203,7 @@ describe('RunEventLog: a run its reader just created', () => {
     const store = {
       eventsAfter: (_runId: string, after: number) => {
         reads.push(after);
-        return Promise.resolve(stored.filter((e) => e.seq > after));
+        return Promise.resolve({ events: stored.filter((e) => e.seq > after), more: false });
       },
       isActive: () => Promise.resolve(true),
     } as unknown as RunStore;
@@ -218,7 +284,7 @@ describe('RunEventLog: a stream read live', () => {
       },
       eventsAfter: (_runId: string, after: number) => {
         reads.push(after);
-        return Promise.resolve(stored.filter((e) => e.seq > after));
+        return Promise.resolve({ events: stored.filter((e) => e.seq > after), more: false });
       },
       isActive: () => Promise.resolve(true),
     } as unknown as RunStore;
