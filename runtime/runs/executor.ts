@@ -15,6 +15,7 @@ import type { GraphRegistry } from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
 import type { StreamMode } from './schemas.js';
+import { RunSignal } from './run-signal.js';
 import type { RunRow, RunStatus, RunStore } from './store.js';
 import { StreamEventMapper, libraryModes, needsCallbackEvents } from './stream-mapper.js';
 
@@ -110,9 +111,11 @@ export class RunExecutor {
       kwargs.durability === 'sync'
         ? undefined
         : this.deps.checkpoints.defer(run.thread_id, CHECKPOINT_DEFER_MS);
+    const limits = new RunSignal(cancel, this.deps.timeoutMs);
     try {
-      return await this.executeRun(run, cancel, deferral, read);
+      return await this.executeRun(run, limits, deferral, read);
     } finally {
+      limits.dispose();
       this.deps.events.forget(run.run_id);
       // Normally ended already; after an unexpected failure, keep what the run wrote.
       await deferral?.end().catch(() => undefined);
@@ -121,12 +124,11 @@ export class RunExecutor {
 
   private async executeRun(
     run: RunRow,
-    cancel: AbortSignal,
+    limits: RunSignal,
     deferral: CheckpointDeferral | undefined,
     read: Record<string, unknown> | undefined,
   ): Promise<boolean> {
-    const deadline = AbortSignal.timeout(this.deps.timeoutMs);
-    const signal = AbortSignal.any([cancel, deadline]);
+    const { signal } = limits;
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
     const kwargs = run.kwargs as unknown as RunKwargs;
     // A first attempt's metadata event was written with the run; a retry continues after the
@@ -225,7 +227,7 @@ export class RunExecutor {
       }
       if (reason === 'interrupt' || reason === 'rollback') {
         status = 'interrupted';
-      } else if (deadline.aborted) {
+      } else if (limits.timedOut) {
         status = 'timeout';
         error = { error: 'TimeoutError', message: `run exceeded ${this.deps.timeoutMs / 1000} s` };
         writer.push('error', error);
