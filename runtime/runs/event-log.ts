@@ -112,16 +112,18 @@ export class RunEventLog {
       batch = delivered.filter((e) => e.seq > liveUpTo);
       if (batch.length) this.liveUpTo.set(runId, batch.at(-1)!.seq);
     }
+    // Measured once here for the kept log and every reader's queue.
+    const chars = charsOf(batch);
     const kept = this.kept.get(runId);
     if (kept && batch.length) {
       const ended = batch.some((e) => e.event === END_EVENT);
-      kept.chars += charsOf(batch);
+      kept.chars += chars;
       const full =
         kept.events.length + batch.length > MAX_KEPT.events || kept.chars > MAX_KEPT.chars;
       if (ended || full) this.kept.delete(runId);
       else kept.events.push(...batch);
     }
-    this.local.emit(runId, batch);
+    this.local.emit(runId, batch, chars);
   }
 
   /**
@@ -173,8 +175,7 @@ export class RunEventLog {
     // Set once a batch did not fit: later ones are not queued either (the queue stays gapless)
     // until the next read of the table, which returns them.
     let overflowed = false;
-    const onLocal = (batch: RunEvent[]) => {
-      const chars = charsOf(batch);
+    const onLocal = (batch: RunEvent[], chars: number) => {
       // An empty batch: events already handed over live became durable (see `deliver`).
       if (!batch.length) mustQuery = true;
       else if (

@@ -90,7 +90,7 @@ export async function writeSse(
   });
   // A stream with nothing to send yet (a join on a quiet run) still answers with its headers.
   setImmediate(() => {
-    if (firstFrame && !res.headersSent && !res.writableEnded) res.flushHeaders();
+    if (!res.headersSent && !res.writableEnded) res.flushHeaders();
   });
   const controller = new AbortController();
   let ended = false;

@@ -135,6 +135,17 @@ function appendEventsCtes(
      woken AS (SELECT ${wake} FROM (SELECT count(*) FROM added) AS n${gate})`;
 }
 
+/** Moves an embedded read's `columns` out of a returned run row, into a row of their own. */
+function takeColumns(row: object, columns: readonly string[]): Record<string, unknown> {
+  const source = row as Record<string, unknown>;
+  const taken: Record<string, unknown> = {};
+  for (const column of columns) {
+    taken[column] = source[column];
+    delete source[column];
+  }
+  return taken;
+}
+
 /** Sends a NOTIFY for a change already committed (Notifier.notifyCommitted). */
 export type NotifyCommitted = (channel: string, payload: string) => void;
 
@@ -278,11 +289,7 @@ export class RunStore {
     const inserted = rows[0];
     if (inserted) this.announce(notifyHere, opening.notify);
     if (!inserted || !readColumns.length) return inserted && { run: inserted };
-    const readRow: Record<string, unknown> = {};
-    for (const column of readColumns) {
-      readRow[column] = inserted[column];
-      delete inserted[column];
-    }
+    const readRow = takeColumns(inserted, readColumns);
     return inserted.status === 'running' ? { run: inserted, read: readRow } : { run: inserted };
   }
 
@@ -383,12 +390,7 @@ export class RunStore {
       if (!row) return undefined;
       const { more_pending: morePending, ...run } = row;
       if (!embedded) return { run, morePending };
-      const readRow: Record<string, unknown> = {};
-      for (const column of readColumns) {
-        readRow[column] = (run as Record<string, unknown>)[column];
-        delete (run as Record<string, unknown>)[column];
-      }
-      return { run, morePending, read: readRow };
+      return { run, morePending, read: takeColumns(run, readColumns) };
     } catch (err) {
       if ((err as { code?: string }).code === '23505') return undefined;
       throw err;
