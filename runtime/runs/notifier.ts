@@ -7,12 +7,14 @@
 // So NOTIFYs for changes already committed are sent afterwards, those of one turn of the event
 // loop together, in a statement of their own that does not wait for its WAL flush (losing one
 // in a crash loses a hint, which polling makes up for). Transactions that must announce their
-// own commit still NOTIFY inside (notifyOnCommit).
+// own commit still NOTIFY inside (notifyOnCommit). While no other process listens, those sent
+// afterwards are skipped altogether (see peers.ts).
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from '../../common/logging/index.js';
 import type { Pool } from '../../common/db/index.js';
+import { LISTEN_APPLICATION, PeerPresence, PRESENCE_CHANNEL } from './peers.js';
 
 export const CHANNELS = {
   /** A run became claimable; payload: its thread id, or empty. */
@@ -27,6 +29,10 @@ export const CHANNELS = {
 export type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 
 const STARTED = 'started:';
+/** How long a starting process waits for the listeners it counted to answer its hello. */
+const ANSWER_WAIT_MS = 1000;
+/** How often the other listeners are counted again, to notice those that went away. */
+const RECOUNT_MS = 5000;
 
 /**
  * The `runs` payload for a run that started at once on the worker of the process that created
@@ -68,6 +74,8 @@ export class Notifier {
   private scheduled = false;
   /** Tags this process's NOTIFYs, so their echo on our own LISTEN connection is dropped. */
   private readonly origin = randomUUID();
+  private readonly presence = new PeerPresence(this.origin);
+  private recountTimer: NodeJS.Timeout | undefined;
   private client: pg.Client | undefined;
   private stopped = false;
   private everConnected = false;
@@ -76,20 +84,26 @@ export class Notifier {
     private readonly databaseUrl: string,
     private readonly pool: Pool,
     private readonly logger: Logger,
+    private readonly recountMs = RECOUNT_MS,
   ) {
     this.emitter.setMaxListeners(0);
   }
 
   async start(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.databaseUrl,
-      application_name: 'graphdock-listen',
-    });
+    const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on('notification', (n) => {
       const raw = n.payload ?? '';
       const split = raw.indexOf('|');
       // Local listeners were already woken by notify(); only other processes' messages count.
       if (split < 0 || raw.slice(0, split) === this.origin) return;
+      if (n.channel === PRESENCE_CHANNEL) {
+        const answer = this.presence.onMessage(raw.slice(0, split), raw.slice(split + 1));
+        if (answer)
+          client
+            .query('SELECT pg_notify($1, $2)', [PRESENCE_CHANNEL, answer])
+            .catch((err: unknown) => this.logger.warn({ err }, 'presence answer failed'));
+        return;
+      }
       this.emitter.emit(n.channel, raw.slice(split + 1));
     });
     client.on('error', (err) => {
@@ -98,10 +112,17 @@ export class Notifier {
       if (!this.stopped) setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
     });
     await client.connect();
-    for (const channel of Object.values(CHANNELS)) await client.query(`LISTEN ${channel}`);
+    // Set here rather than in the options, where a connection string's own name would win.
+    await client.query(`SET application_name = '${LISTEN_APPLICATION}'`);
+    for (const channel of [...Object.values(CHANNELS), PRESENCE_CHANNEL])
+      await client.query(`LISTEN ${channel}`);
+    await this.presence.announce(client, ANSWER_WAIT_MS);
     const reconnected = this.everConnected;
     this.everConnected = true;
     this.client = client;
+    this.recountTimer ??= setInterval(() => {
+      if (this.client) this.presence.recount(this.client).catch(() => undefined);
+    }, this.recountMs).unref();
     // Notifications sent while we were disconnected are lost: every waiter looks again.
     if (reconnected) for (const channel of Object.values(CHANNELS)) this.emitter.emit(channel, '*');
   }
@@ -130,9 +151,11 @@ export class Notifier {
   /**
    * Sends a NOTIFY for a change that has committed; `payload` as it goes out (see
    * `remotePayload`). Those of one turn share a statement; resolves once it ran. Never rejects:
-   * a NOTIFY that cannot be sent is logged, and listeners find the change by polling.
+   * a NOTIFY that cannot be sent is logged, and listeners find the change by polling. Skipped
+   * while no other process listens.
    */
   notifyCommitted(channel: string, payload: string): Promise<void> {
+    if (this.presence.alone) return Promise.resolve();
     if (!this.pending) {
       let resolve!: () => void;
       const sent = new Promise<void>((r) => (resolve = r));
@@ -166,6 +189,7 @@ export class Notifier {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.recountTimer);
     await this.pending?.sent;
     await this.client?.end().catch(() => undefined);
   }
