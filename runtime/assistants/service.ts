@@ -54,6 +54,8 @@ export interface AssistantForRun {
 export class AssistantService {
   /** Assistants read for runs, with their row versions, by assistant id. */
   private readonly remembered = new Map<string, { row: AssistantRow; rowVersion: string }>();
+  /** System assistant ids of registered graphs (a fixed set), derived once each. */
+  private readonly systemIds = new Map<string, string>();
   /** Searches and counts: identical ones asked in one turn of the event loop share one query. */
   private readonly searchSameTurn: AssistantStore['search'];
   private readonly countSameTurn: AssistantStore['count'];
@@ -103,7 +105,12 @@ export class AssistantService {
   /** Accepts an assistant UUID or a graph id (meaning that graph's system assistant). */
   resolveId(idOrGraph: string): string {
     if (isUuid(idOrGraph)) return idOrGraph;
-    if (this.deps.graphs.has(idOrGraph)) return systemAssistantId(idOrGraph);
+    if (this.deps.graphs.has(idOrGraph)) {
+      // Every run that names its graph asks again, and each id is a SHA-1.
+      let id = this.systemIds.get(idOrGraph);
+      if (id === undefined) this.systemIds.set(idOrGraph, (id = systemAssistantId(idOrGraph)));
+      return id;
+    }
     throw invalid(
       ['path', 'assistant_id'],
       `Invalid assistant ID: must be a UUID or a registered graph ID, got "${idOrGraph}"`,
