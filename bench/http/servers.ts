@@ -138,7 +138,9 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
   };
 }
 
-export async function startGraphdock(): Promise<RunningServer> {
+/** `slots`: N_JOBS_PER_WORKER, runs the server executes at once (10, its default, unless given). */
+export async function startGraphdock(options: { slots?: number } = {}): Promise<RunningServer> {
+  const slots = options.slots ?? 10;
   const dir = mkdtempSync(join(tmpdir(), 'graphdock-bench-'));
   const cleanups: (() => Promise<void>)[] = [
     () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
@@ -165,7 +167,12 @@ export async function startGraphdock(): Promise<RunningServer> {
     ];
     const child = spawn(imageNode(), args, {
       cwd: REPO_ROOT,
-      env: { ...process.env, DATABASE_URL: pg.url, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATABASE_URL: pg.url,
+        LOG_LEVEL: 'warn',
+        N_JOBS_PER_WORKER: String(slots),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     cleanups.push(() => stopChild(child));
@@ -175,7 +182,7 @@ export async function startGraphdock(): Promise<RunningServer> {
     return {
       name: 'graphdock',
       url,
-      description: `graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=10, node ${imageNodeVersion()} ${nodeFlags.join(' ')}`,
+      description: `graphdock runtime on PostgreSQL (durable: fsync and synchronous_commit on), LOG_LEVEL=warn, N_JOBS_PER_WORKER=${slots}, node ${imageNodeVersion()} ${nodeFlags.join(' ')}`,
       output: log,
       stop,
       freeze: freezer(child),

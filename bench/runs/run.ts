@@ -5,6 +5,10 @@
 // windows, the ones not being measured frozen, medians reported, targets judged against the
 // baseline's best window. Then 2,000 open SSE streams on Graphdock and its memory growth.
 //
+// Graphdock takes part twice: with its default 10 worker slots (N_JOBS_PER_WORKER), where 16
+// clients keep some of their runs waiting in the queue, and with 16 slots, as many runs at once
+// as the ceiling's 16 concurrent calls and the clients' 16 requests.
+//
 // Stateful runs are conversations of `--turns` runs: each client starts a new thread (created by
 // the run, `if_not_exists: create`) after that many, so every party does the same work per run
 // whatever its speed. On threads shared for the whole benchmark, a faster party's threads grow
@@ -56,7 +60,7 @@ const options = {
   prewarmMs: Number(values.prewarm) * 1000,
 };
 
-type Party = 'baseline' | 'graphdock' | 'ceiling';
+type Party = 'baseline' | 'graphdock' | 'graphdock16' | 'ceiling';
 
 const body = (content: string) =>
   JSON.stringify({ assistant_id: 'echo', input: { messages: [{ role: 'user', content }] } });
@@ -195,10 +199,12 @@ async function main(): Promise<number> {
   console.log('# Graphdock run benchmark');
   const baseline = await startBaseline(10);
   const graphdock = await startGraphdock();
+  const graphdock16 = await startGraphdock({ slots: 16 });
   const ceiling = await startCeiling(graphdock.databaseUrl!);
   const servers: [Party, RunningServer][] = [
     ['baseline', baseline],
     ['graphdock', graphdock],
+    ['graphdock16', graphdock16],
   ];
   const parties: [Party, { freeze(frozen: boolean): void }][] = [
     ...servers,
@@ -247,8 +253,10 @@ async function main(): Promise<number> {
     }
     if (options.streams > 0) {
       baseline.freeze(true);
+      graphdock16.freeze(true);
       streams = await openStreams(graphdock, options.streams, () => rssMiB(graphdock.pid));
       baseline.freeze(false);
+      graphdock16.freeze(false);
       console.log(
         `\n${streams.opened}/${options.streams} SSE streams open on Graphdock: RSS ${streams.rssBeforeMiB.toFixed(0)} -> ` +
           `${streams.rssOpenMiB.toFixed(0)} MiB (+${(streams.rssOpenMiB - streams.rssBeforeMiB).toFixed(0)} MiB); ` +
@@ -261,20 +269,22 @@ async function main(): Promise<number> {
   }
 
   console.log(
-    '\n| operation | baseline runs/s | p50 ms | graphdock runs/s | p50 ms | ceiling runs/s | p50 ms | vs baseline (medians) | vs baseline best | share of ceiling |',
+    '\n| operation | baseline runs/s | p50 ms | graphdock runs/s | p50 ms | ceiling runs/s | p50 ms | vs baseline (medians) | vs baseline best | share of ceiling | 16 slots runs/s | p50 ms | 16 slots vs baseline best | 16 slots share of ceiling |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   let failed = false;
   for (const op of OPS) {
-    const { baseline: b, graphdock: g, ceiling: c } = results[op.id] ?? {};
-    if (!b || !g || !c) continue;
-    failed ||= b.errors + g.errors + c.errors > 0;
+    const { baseline: b, graphdock: g, graphdock16: g16, ceiling: c } = results[op.id] ?? {};
+    if (!b || !g || !g16 || !c) continue;
+    failed ||= b.errors + g.errors + g16.errors + c.errors > 0;
     const best = Math.max(b.opsPerSec, ...(b.windows ?? []));
     console.log(
       `| ${op.id} | ${b.opsPerSec.toFixed(1)} | ${b.p50Ms.toFixed(1)} | ${g.opsPerSec.toFixed(1)} | ` +
         `${g.p50Ms.toFixed(1)} | ${c.opsPerSec.toFixed(1)} | ${c.p50Ms.toFixed(1)} | ` +
         `${(g.opsPerSec / b.opsPerSec).toFixed(2)}x | ${(g.opsPerSec / best).toFixed(2)}x | ` +
-        `${((g.opsPerSec / c.opsPerSec) * 100).toFixed(0)}% |`,
+        `${((g.opsPerSec / c.opsPerSec) * 100).toFixed(0)}% | ${g16.opsPerSec.toFixed(1)} | ` +
+        `${g16.p50Ms.toFixed(1)} | ${(g16.opsPerSec / best).toFixed(2)}x | ` +
+        `${((g16.opsPerSec / c.opsPerSec) * 100).toFixed(0)}% |`,
     );
   }
   const file = writeJsonReport(join(REPO_ROOT, 'bench', 'results'), {
