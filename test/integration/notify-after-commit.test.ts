@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPool, withTransaction, type Pool } from '../../common/db/index.js';
 import { createLogger } from '../../common/logging/index.js';
 import { CHANNELS, Notifier, RunStore } from '../../runtime/runs/index.js';
+import { countingPool } from '../support/counting-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 let db: TestDatabase;
@@ -29,22 +30,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** The pool, counting the queries sent through it. */
-function countingPool(): { pool: Pool; queries: () => number } {
-  let count = 0;
-  const counting = new Proxy(pool, {
-    get(target, key, receiver) {
-      if (key === 'query')
-        return (...args: unknown[]) => {
-          count++;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      return Reflect.get(target, key, receiver) as unknown;
-    },
-  });
-  return { pool: counting, queries: () => count };
-}
-
 async function heardAll(payloads: string[]): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (payloads.every((p) => heard.some((h) => h.payload === p))) return;
@@ -57,7 +42,7 @@ async function heardAll(payloads: string[]): Promise<void> {
 
 describe('Notifier.notifyCommitted', () => {
   it('sends the NOTIFYs of one turn in one statement, and notify() resolves once they went', async () => {
-    const counted = countingPool();
+    const counted = countingPool(pool);
     const notifier = new Notifier(db.url, counted.pool, logger);
     const tag = randomUUID();
     const payloads = Array.from({ length: 5 }, (_, i) => `${tag}-${i}`);

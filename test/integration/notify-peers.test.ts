@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPool, type Pool } from '../../common/db/index.js';
 import { createLogger } from '../../common/logging/index.js';
 import { CHANNELS, Notifier } from '../../runtime/runs/index.js';
+import { countingPool } from '../support/counting-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const logger = createLogger({ level: 'silent' });
@@ -22,22 +23,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** The pool, counting the queries sent through it (the notifier's NOTIFY batches). */
-function countingPool(): { pool: Pool; queries: () => number } {
-  let count = 0;
-  const counting = new Proxy(pool, {
-    get(target, key, receiver) {
-      if (key === 'query')
-        return (...args: unknown[]) => {
-          count++;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      return Reflect.get(target, key, receiver) as unknown;
-    },
-  });
-  return { pool: counting, queries: () => count };
-}
-
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     if (check()) return;
@@ -48,7 +33,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 
 describe('NOTIFYs and peers', () => {
   it('skips them while alone, sends them once another process listens, and skips again after it left', async () => {
-    const a = countingPool();
+    const a = countingPool(pool);
     const first = new Notifier(db.url, a.pool, logger, RECOUNT_MS);
     await first.start();
     try {
@@ -59,7 +44,7 @@ describe('NOTIFYs and peers', () => {
       // A connection string naming its own application must still be counted as a listener.
       const url = new URL(db.url);
       url.searchParams.set('application_name', 'someone-else');
-      const second = new Notifier(url.toString(), countingPool().pool, logger, RECOUNT_MS);
+      const second = new Notifier(url.toString(), countingPool(pool).pool, logger, RECOUNT_MS);
       const heard: string[] = [];
       second.on(CHANNELS.events, (p) => heard.push(p));
       const started = Date.now();
@@ -88,11 +73,11 @@ describe('NOTIFYs and peers', () => {
   });
 
   it('a newcomer that counts a peer sends to it from the start', async () => {
-    const first = new Notifier(db.url, countingPool().pool, logger, RECOUNT_MS);
+    const first = new Notifier(db.url, countingPool(pool).pool, logger, RECOUNT_MS);
     const heard: string[] = [];
     first.on(CHANNELS.cancel, (p) => heard.push(p));
     await first.start();
-    const b = countingPool();
+    const b = countingPool(pool);
     const second = new Notifier(db.url, b.pool, logger, RECOUNT_MS);
     await second.start();
     try {

@@ -11,6 +11,7 @@ import {
   latestCheckpointReadOf,
 } from '../../runtime/checkpoints/index.js';
 import { CHANNELS, RunStore } from '../../runtime/runs/index.js';
+import { countingPool } from '../support/counting-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 let db: TestDatabase;
@@ -23,22 +24,6 @@ afterAll(async () => {
   await pool?.end();
   await db?.drop();
 });
-
-/** The pool, counting the queries sent through it. */
-function countingPool(): { pool: Pool; queries: () => number } {
-  let count = 0;
-  const counting = new Proxy(pool, {
-    get(target, key, receiver) {
-      if (key === 'query')
-        return (...args: unknown[]) => {
-          count++;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      return Reflect.get(target, key, receiver) as unknown;
-    },
-  });
-  return { pool: counting, queries: () => count };
-}
 
 async function newThread(): Promise<string> {
   const threadId = randomUUID();
@@ -106,7 +91,7 @@ describe('the read made by the statement that starts a run', () => {
     expect(inserted?.run.status).toBe('running');
     expect(inserted?.read).toMatchObject({ latest_checkpoint_id: newest });
 
-    const counted = countingPool();
+    const counted = countingPool(pool);
     const prefetching = new GraphdockCheckpointer(counted.pool);
     const prefetched = { unread: true, row: inserted!.read };
     const config = {
@@ -130,7 +115,7 @@ describe('the read made by the statement that starts a run', () => {
     const threadId = await newThread();
     await checkpointTwice(saver, threadId);
     const inserted = await insertRun(threadId);
-    const counted = countingPool();
+    const counted = countingPool(pool);
     const prefetching = new GraphdockCheckpointer(counted.pool);
     const prefetched = { unread: true, row: inserted!.read };
     const first = await saver.getTuple({ configurable: { thread_id: threadId } });
@@ -167,7 +152,7 @@ describe('the read made by the statement that starts a run', () => {
     const fresh = await insertRun(threadId);
     expect(fresh?.run.status).toBe('running');
     expect(fresh?.read).toMatchObject({ latest_checkpoint_id: null, latest_checkpoint: null });
-    const counted = countingPool();
+    const counted = countingPool(pool);
     const prefetching = new GraphdockCheckpointer(counted.pool);
     const tuple = await prefetching.getTuple({
       configurable: {
@@ -215,7 +200,7 @@ describe("the claim's read", () => {
     expect(claimed?.read).toMatchObject({ latest_checkpoint_id: newest });
     expect(Object.keys(claimed!.run)).not.toContain('latest_checkpoint_id');
 
-    const counted = countingPool();
+    const counted = countingPool(pool);
     const prefetching = new GraphdockCheckpointer(counted.pool);
     const tuple = await prefetching.getTuple({
       configurable: {
