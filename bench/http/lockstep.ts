@@ -88,10 +88,13 @@ export class Lockstep {
   }
 }
 
-/** An `around` hook that freezes every server but the one being measured (see LockstepOptions). */
+/**
+ * An `around` hook that freezes every server but the one being measured (see LockstepOptions);
+ * it serves any other work that must have one server to itself as well.
+ */
 export function freezingOthers(
   servers: [string, { freeze(frozen: boolean): void }][],
-): NonNullable<LockstepOptions['around']> {
+): <T>(party: string, window: () => Promise<T>) => Promise<T> {
   return async (party, window) => {
     const others = servers.filter(([name]) => name !== party).map(([, server]) => server);
     for (const server of others) server.freeze(true);

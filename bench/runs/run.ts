@@ -224,23 +224,23 @@ async function main(): Promise<number> {
         around,
       },
     );
+    const windowOf = (party: Party, op: Op): Window => {
+      const server = servers.find(([name]) => name === party)?.[1];
+      return server ? httpWindow(server, op) : ceilingWindow(ceiling, op);
+    };
     const selected = OPS.filter((o) => o.id.includes(options.only));
-    if (options.prewarmMs > 0 && selected[0]) {
+    const first = selected[0];
+    if (options.prewarmMs > 0 && first) {
       // Graphdock and the ceiling, each alone as in its windows: the in-process ceiling in
       // particular is slower in the first operation than later (docs/performance.md, runs J
       // to O). The baseline's queue would need to drain after it, and it is never this fast.
-      for (const [name] of parties.filter(([n]) => n !== 'baseline')) {
-        const server = servers.find(([n]) => n === name)?.[1];
-        const op = selected[0];
-        const window = server ? httpWindow(server, op) : ceilingWindow(ceiling, op);
-        await around(name, () => window(false, options.prewarmMs));
-      }
+      for (const [name] of parties.filter(([n]) => n !== 'baseline'))
+        await around(name, () => windowOf(name, first)(false, options.prewarmMs));
     }
     for (const op of selected) {
       await Promise.all(
         parties.map(async ([name]) => {
-          const server = servers.find(([n]) => n === name)?.[1];
-          const window = server ? httpWindow(server, op) : ceilingWindow(ceiling, op);
+          const window = windowOf(name, op);
           const result = summarize(await lockstep.measure(name, op.id, window, true));
           (results[op.id] ??= {})[name] = result;
           console.log(
@@ -252,11 +252,9 @@ async function main(): Promise<number> {
       );
     }
     if (options.streams > 0) {
-      baseline.freeze(true);
-      graphdock16.freeze(true);
-      streams = await openStreams(graphdock, options.streams, () => rssMiB(graphdock.pid));
-      baseline.freeze(false);
-      graphdock16.freeze(false);
+      streams = await around('graphdock', () =>
+        openStreams(graphdock, options.streams, () => rssMiB(graphdock.pid)),
+      );
       console.log(
         `\n${streams.opened}/${options.streams} SSE streams open on Graphdock: RSS ${streams.rssBeforeMiB.toFixed(0)} -> ` +
           `${streams.rssOpenMiB.toFixed(0)} MiB (+${(streams.rssOpenMiB - streams.rssBeforeMiB).toFixed(0)} MiB); ` +

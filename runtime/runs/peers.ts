@@ -52,12 +52,18 @@ export class PeerPresence {
   /** Once LISTENing: counts the others, says hello, and waits up to `ms` for their answers. */
   async announce(client: PresenceClient, ms: number): Promise<void> {
     const others = await this.recount(client);
+    const hello = () =>
+      client.query('SELECT pg_notify($1, $2)', [PRESENCE_CHANNEL, `${this.origin}|${HELLO}`]);
+    if (others === 0) {
+      await hello();
+      return;
+    }
+    // Waiting before the hello goes out, so that no answer can come first.
     const answered = new Promise<void>((resolve) => {
       this.awaited = others;
       this.allAnswered = resolve;
     });
-    await client.query('SELECT pg_notify($1, $2)', [PRESENCE_CHANNEL, `${this.origin}|${HELLO}`]);
-    if (others === 0) return;
+    await hello();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([answered, new Promise((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);
