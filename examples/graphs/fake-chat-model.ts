@@ -27,7 +27,8 @@ export class DeterministicChatModel extends BaseChatModel {
     if (last?.getType() === 'tool') {
       return new AIMessage({ content: `The answer is ${last.text}.` });
     }
-    const text = typeof last?.content === 'string' ? last.content : '';
+    // `text` joins the text blocks of list content, which browser clients send.
+    const text = last?.text ?? '';
     const numbers = text.match(/-?\d+(\.\d+)?/g)?.map(Number) ?? [];
     if (this.toolNames.includes('add') && numbers.length >= 2) {
       return new AIMessage({

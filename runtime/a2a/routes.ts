@@ -17,6 +17,7 @@ import {
 import { MessageSendParams, TaskIdParams, TaskQueryParams, parseParams } from './schemas.js';
 import type { A2aService } from './service.js';
 import type { StreamResult } from './wire.js';
+import { hookHeaders } from '../runs/index.js';
 
 const tags = ['A2A'];
 const HEARTBEAT_MS = 10_000;
@@ -56,6 +57,7 @@ async function streamResults(
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
+    ...hookHeaders(reply),
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',
     Connection: 'keep-alive',

@@ -6,6 +6,12 @@ import type { HttpSettings } from '../config/index.js';
 /** Clients read pagination from these, so they are always exposed. */
 const ALWAYS_EXPOSED = ['content-location', 'x-pagination-total', 'x-pagination-next'];
 
+/**
+ * Every method the API uses. The plugin's own default (GET, HEAD, POST) would make a browser's
+ * preflight refuse thread patches, store puts and deletes.
+ */
+const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
 function originOption(settings: NonNullable<HttpSettings['cors']>): FastifyCorsOptions['origin'] {
   const origins = settings.allow_origins ?? [];
   if (origins.includes('*')) return true;
@@ -14,18 +20,29 @@ function originOption(settings: NonNullable<HttpSettings['cors']>): FastifyCorsO
   return allowed;
 }
 
-export async function registerCors(app: FastifyInstance, settings: HttpSettings['cors']) {
-  if (!settings) {
-    await app.register(cors, { origin: '*', exposedHeaders: ALWAYS_EXPOSED });
-    return;
-  }
+function corsOptions(settings: HttpSettings['cors']): FastifyCorsOptions {
+  if (!settings) return { origin: '*', methods: API_METHODS, exposedHeaders: ALWAYS_EXPOSED };
   const exposed = new Set([...(settings.expose_headers ?? []), ...ALWAYS_EXPOSED]);
-  await app.register(cors, {
+  return {
     origin: originOption(settings),
-    ...(settings.allow_methods ? { methods: settings.allow_methods } : {}),
+    methods: settings.allow_methods ?? API_METHODS,
     ...(settings.allow_headers ? { allowedHeaders: settings.allow_headers } : {}),
     credentials: settings.allow_credentials ?? false,
     exposedHeaders: [...exposed],
     ...(settings.max_age !== undefined ? { maxAge: settings.max_age } : {}),
+  };
+}
+
+export async function registerCors(app: FastifyInstance, settings: HttpSettings['cors']) {
+  // Chromium asks before a page on a public origin may call a server on this machine or the
+  // local network (Private Network Access); hosted Studio pages call local servers that way.
+  // Registered before the plugin so the header is on the reply when the plugin answers.
+  app.addHook('onRequest', async (request, reply) => {
+    if (
+      request.method === 'OPTIONS' &&
+      request.headers['access-control-request-private-network'] === 'true'
+    )
+      reply.header('access-control-allow-private-network', 'true');
   });
+  await app.register(cors, corsOptions(settings));
 }

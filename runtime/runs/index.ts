@@ -5,6 +5,7 @@ export { RunWorker, type WorkerOptions } from './worker.js';
 export { RunEventLog } from './event-log.js';
 export { Notifier, CHANNELS, notifyOnCommit, type Channel } from './notifier.js';
 export { runRoutes } from './routes.js';
+export { hookHeaders } from './sse.js';
 export { RunCreate, STREAM_MODES, type RunCreateBody } from './schemas.js';
 export type { CreatedRun } from './service.js';
 export {

@@ -2,6 +2,7 @@
 // number, so a client resumes with Last-Event-ID), heartbeat comments to keep proxies open, and
 // backpressure: a reader that stops reading stops us reading the log, never grows a buffer.
 import { once } from 'node:events';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RunEventLog } from './event-log.js';
 import { dataJson, type RunEvent } from './store.js';
@@ -49,6 +50,14 @@ async function* framesOf(events: AsyncIterable<RunEvent>): AsyncGenerator<SseFra
     yield { id: e.seq, event: e.event, data: e.data, json: dataJson(e) };
 }
 
+/**
+ * The headers that hooks set on the reply (CORS among them): a hijacked reply would not send
+ * them, and a browser then refuses to read the stream.
+ */
+export function hookHeaders(reply: FastifyReply): OutgoingHttpHeaders {
+  return reply.getHeaders() as OutgoingHttpHeaders;
+}
+
 /** Frames held for one turn of the event loop are sent early past this many characters. */
 const MAX_HELD_CHARS = 64 * 1024;
 
@@ -82,6 +91,7 @@ export async function writeSse(
     }
   };
   res.writeHead(200, {
+    ...hookHeaders(reply),
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',
     Connection: 'keep-alive',
