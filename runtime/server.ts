@@ -6,7 +6,7 @@ import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/i
 import type { ProcessEnv } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
-import { A2aService } from './a2a/index.js';
+import { A2aService, resolveDefaultAssistant } from './a2a/index.js';
 import { AssistantService, AssistantStore } from './assistants/index.js';
 import {
   CheckpointStore,
@@ -49,6 +49,7 @@ export interface RuntimeOptions {
   runs?: ProcessEnv['runs'];
   crons?: ProcessEnv['crons'];
   webhooks?: WebhookSettings;
+  a2a?: ProcessEnv['a2a'];
 }
 
 const DEFAULT_RUNS = {
@@ -119,6 +120,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger: logger.child({ context: 'assistants' }),
     });
     await assistants.ensureSystemAssistants();
+    // Checked before anything else starts: a default that names nothing stops start-up.
+    const a2aDefault = await resolveDefaultAssistant(
+      options.a2a?.defaultAssistant,
+      graphs.ids(),
+      (id) => assistants.get(id),
+    );
 
     const runSettings = options.runs ?? DEFAULT_RUNS;
     const notifier = new Notifier(options.databaseUrl, pool, logger.child({ context: 'notify' }));
@@ -209,7 +216,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       runs,
       runEvents,
-      a2a: new A2aService({ runs, events: runEvents, assistants }),
+      a2a: new A2aService({
+        runs,
+        events: runEvents,
+        assistants,
+        defaultAssistant: a2aDefault,
+      }),
       crons,
       store,
       webhooks: webhooks.deliveries,

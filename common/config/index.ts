@@ -28,6 +28,7 @@ const EnvSchema = z.object({
   GRAPHDOCK_WEBHOOK_RETRY_BASE_MS: z.coerce.number().positive().default(1000),
   GRAPHDOCK_WEBHOOK_RETRY_MAX_SECS: z.coerce.number().positive().default(600),
   GRAPHDOCK_WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  GRAPHDOCK_A2A_DEFAULT_ASSISTANT: z.string().min(1).optional(),
 });
 
 export interface ProcessEnv {
@@ -60,6 +61,10 @@ export interface ProcessEnv {
     retryMaxMs: number;
     /** Deliveries in flight at once per process. */
     concurrency: number;
+  };
+  a2a: {
+    /** Assistant UUID or graph id whose card `/.well-known/agent-card.json` serves by default. */
+    defaultAssistant: string | undefined;
   };
 }
 
@@ -104,6 +109,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       retryMaxMs: e.GRAPHDOCK_WEBHOOK_RETRY_MAX_SECS * 1000,
       concurrency: e.GRAPHDOCK_WEBHOOK_CONCURRENCY,
     },
+    a2a: { defaultAssistant: e.GRAPHDOCK_A2A_DEFAULT_ASSISTANT },
   });
 }
 

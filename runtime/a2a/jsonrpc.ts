@@ -28,19 +28,26 @@ export class RpcError extends Error {
 }
 
 export interface RpcRequest {
-  id: RpcId;
+  /** Undefined when the request has no `id` member (a notification). */
+  id: RpcId | undefined;
   method: string;
   params: unknown;
 }
 
 export type ParsedRequest =
-  { ok: true; request: RpcRequest } | { ok: false; id: RpcId; error: RpcError };
+  | { ok: true; request: RpcRequest }
+  /** `method` when the envelope names one, so the answer can take that method's form (SSE). */
+  | { ok: false; id: RpcId; error: RpcError; method?: string };
 
 function isValidId(id: unknown): id is RpcId {
   return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 }
 
-/** Parses the raw body into one request, or the error to answer with. */
+/**
+ * Parses the raw body into one request, or the error to answer with. A missing `id` is left for
+ * the caller to refuse after it has checked the method and params, so that an unknown method
+ * (-32601) or bad params (-32602) are reported as such even without an id.
+ */
 export function parseRequest(raw: string): ParsedRequest {
   let body: unknown;
   try {
@@ -52,10 +59,11 @@ export function parseRequest(raw: string): ParsedRequest {
       error: new RpcError(RpcCode.PARSE_ERROR, 'Parse error: the body is not valid JSON'),
     };
   }
-  const invalid = (id: RpcId, message: string): ParsedRequest => ({
+  const invalid = (id: RpcId, message: string, method?: string): ParsedRequest => ({
     ok: false,
     id,
     error: new RpcError(RpcCode.INVALID_REQUEST, `Invalid Request: ${message}`),
+    ...(method !== undefined ? { method } : {}),
   });
   if (Array.isArray(body)) return invalid(null, 'batch requests are not supported');
   if (typeof body !== 'object' || body === null)
@@ -63,20 +71,23 @@ export function parseRequest(raw: string): ParsedRequest {
   const envelope = body as Record<string, unknown>;
   // The id is echoed only when it is a valid one; anything else answers with null.
   const id = isValidId(envelope.id) ? envelope.id : null;
-  if (envelope.jsonrpc !== '2.0') return invalid(id, '"jsonrpc" must be exactly "2.0"');
-  if (!('id' in envelope))
-    return invalid(null, 'A2A methods need an "id" (notifications are not supported)');
-  if (!isValidId(envelope.id)) return invalid(null, '"id" must be a string, a number or null');
-  if (typeof envelope.method !== 'string' || envelope.method === '')
-    return invalid(id, '"method" must be a non-empty string');
+  const method =
+    typeof envelope.method === 'string' && envelope.method !== '' ? envelope.method : undefined;
+  if (envelope.jsonrpc !== '2.0') return invalid(id, '"jsonrpc" must be exactly "2.0"', method);
+  if ('id' in envelope && !isValidId(envelope.id))
+    return invalid(null, '"id" must be a string, a number or null', method);
+  if (method === undefined) return invalid(id, '"method" must be a non-empty string');
   if (
     'params' in envelope &&
     (typeof envelope.params !== 'object' ||
       envelope.params === null ||
       Array.isArray(envelope.params))
   )
-    return invalid(id, '"params" must be an object');
-  return { ok: true, request: { id, method: envelope.method, params: envelope.params } };
+    return invalid(id, '"params" must be an object', method);
+  return {
+    ok: true,
+    request: { id: 'id' in envelope ? id : undefined, method, params: envelope.params },
+  };
 }
 
 export function rpcResult(id: RpcId, result: unknown) {
@@ -94,6 +105,13 @@ export function rpcFailure(id: RpcId, error: RpcError) {
     },
   };
 }
+
+/** Answered, with a null id, to a well-formed request that has no `id`. */
+export const notificationRefused = () =>
+  new RpcError(
+    RpcCode.INVALID_REQUEST,
+    'Invalid Request: A2A methods need an "id" (notifications are not supported)',
+  );
 
 export const invalidParams = (message: string) => new RpcError(RpcCode.INVALID_PARAMS, message);
 export const taskNotFound = (taskId: string) =>

@@ -8,11 +8,11 @@ import { agentCard } from './card.js';
 import {
   RpcCode,
   RpcError,
+  notificationRefused,
   parseRequest,
   rpcFailure,
   rpcResult,
   type RpcId,
-  type RpcRequest,
 } from './jsonrpc.js';
 import { MessageSendParams, TaskIdParams, TaskQueryParams, parseParams } from './schemas.js';
 import type { A2aService } from './service.js';
@@ -23,6 +23,9 @@ const tags = ['A2A'];
 const HEARTBEAT_MS = 10_000;
 const AssistantParams = z.object({ assistant_id: z.string().min(1) });
 const CardQuery = z.object({ assistant_id: z.string().optional() });
+
+/** Methods answered over SSE, their errors included (the official client reads nothing else). */
+const STREAM_METHODS = new Set(['message/stream', 'tasks/resubscribe']);
 
 const PUSH_METHODS = new Set([
   'tasks/pushNotificationConfig/set',
@@ -37,22 +40,30 @@ function asRpcError(err: unknown, request: FastifyRequest): RpcError {
   return new RpcError(RpcCode.INTERNAL_ERROR, 'Internal error');
 }
 
-/** Writes each result as one SSE `data:` line holding a whole JSON-RPC response. */
+type Results = (signal: AbortSignal) => AsyncGenerator<StreamResult>;
+
+/** A method call checked and bound to its params, not yet started. */
+type Call = { stream: false; run: () => Promise<unknown> } | { stream: true; run: Results };
+
+/**
+ * Writes each result as one SSE `data:` line holding a whole JSON-RPC response. An error before
+ * the first result (unknown task, a task that takes no input) is the stream's one event, at
+ * HTTP 200 like every JSON-RPC error: the official client only reads SSE from these methods.
+ */
 async function streamResults(
   request: FastifyRequest,
   reply: FastifyReply,
   id: RpcId,
-  results: (signal: AbortSignal) => AsyncGenerator<StreamResult>,
+  results: Results,
 ): Promise<void> {
   const controller = new AbortController();
-  // Errors before the first result (bad params, unknown task) are a plain JSON-RPC answer.
-  let iterator: AsyncGenerator<StreamResult>;
-  let first: IteratorResult<StreamResult>;
+  let head:
+    { iterator: AsyncGenerator<StreamResult>; first: IteratorResult<StreamResult> } | RpcError;
   try {
-    iterator = results(controller.signal);
-    first = await iterator.next();
+    const iterator = results(controller.signal);
+    head = { iterator, first: await iterator.next() };
   } catch (err) {
-    return reply.send(rpcFailure(id, asRpcError(err, request)));
+    head = asRpcError(err, request);
   }
   reply.hijack();
   const res = reply.raw;
@@ -68,8 +79,11 @@ async function streamResults(
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
   const write = (body: unknown) => res.write(`data: ${JSON.stringify(body)}\n\n`);
   try {
-    if (!first.done) write(rpcResult(id, first.value));
-    if (!first.done) for await (const result of iterator) write(rpcResult(id, result));
+    if (head instanceof RpcError) write(rpcFailure(id, head));
+    else if (!head.first.done) {
+      write(rpcResult(id, head.first.value));
+      for await (const result of head.iterator) write(rpcResult(id, result));
+    }
   } catch (err) {
     if (!controller.signal.aborted) write(rpcFailure(id, asRpcError(err, request)));
   } finally {
@@ -87,29 +101,52 @@ export function a2aRoutes(
   const endpointUrl = (request: FastifyRequest, assistantId: string) =>
     `${request.protocol}://${request.host}${prefix}/a2a/${encodeURIComponent(assistantId)}`;
 
-  const card = async (request: FastifyRequest, assistantId: string | undefined) => {
-    if (!assistantId) throw badRequest('Missing required query parameter: assistant_id');
+  const card = async (request: FastifyRequest, requested: string | undefined) => {
+    let assistantId = requested;
+    if (!assistantId) {
+      const fallback = service.defaultAssistant;
+      if ('missing' in fallback) throw badRequest(fallback.missing);
+      assistantId = fallback.assistantId;
+    }
     const assistant = await service.assistant(assistantId).catch((err: unknown) => {
       throw err instanceof RpcError ? notFound(`Assistant not found: ${assistantId}`) : err;
     });
     return agentCard(assistant, endpointUrl(request, assistantId), version);
   };
 
-  const call = async (assistantId: string, request: RpcRequest): Promise<unknown> => {
-    switch (request.method) {
-      case 'message/send':
-        return service.send(assistantId, parseParams(MessageSendParams, request.params));
-      case 'tasks/get':
-        return service.get(assistantId, parseParams(TaskQueryParams, request.params));
-      case 'tasks/cancel':
-        return service.cancel(assistantId, parseParams(TaskIdParams, request.params));
+  /** Checks the method (-32601, -32003) and its params (-32602); nothing runs yet. */
+  const bind = (assistantId: string, method: string, params: unknown): Call => {
+    switch (method) {
+      case 'message/send': {
+        const checked = parseParams(MessageSendParams, params);
+        return { stream: false, run: () => service.send(assistantId, checked) };
+      }
+      case 'message/stream': {
+        const checked = parseParams(MessageSendParams, params);
+        return { stream: true, run: (signal) => service.stream(assistantId, checked, signal) };
+      }
+      case 'tasks/get': {
+        const checked = parseParams(TaskQueryParams, params);
+        return { stream: false, run: () => service.get(assistantId, checked) };
+      }
+      case 'tasks/cancel': {
+        const checked = parseParams(TaskIdParams, params);
+        return { stream: false, run: () => service.cancel(assistantId, checked) };
+      }
+      case 'tasks/resubscribe': {
+        const checked = parseParams(TaskIdParams, params);
+        return {
+          stream: true,
+          run: (signal) => service.resubscribe(assistantId, checked, signal),
+        };
+      }
       default:
-        if (PUSH_METHODS.has(request.method))
+        if (PUSH_METHODS.has(method))
           throw new RpcError(
             RpcCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
             'Push notifications are not supported by this agent',
           );
-        throw new RpcError(RpcCode.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
+        throw new RpcError(RpcCode.METHOD_NOT_FOUND, `Method not found: ${method}`);
     }
   };
 
@@ -131,35 +168,42 @@ export function a2aRoutes(
       },
       async (req, reply) => {
         const parsed = parseRequest(typeof req.body === 'string' ? req.body : '');
-        if (!parsed.ok) return rpcFailure(parsed.id, parsed.error);
-        const { request } = parsed;
-        const assistantId = req.params.assistant_id;
-        if (request.method === 'message/stream' || request.method === 'tasks/resubscribe') {
-          return streamResults(req, reply, request.id, (signal) => {
-            if (request.method === 'message/stream')
-              return service.stream(
-                assistantId,
-                parseParams(MessageSendParams, request.params),
-                signal,
-              );
-            return service.resubscribe(
-              assistantId,
-              parseParams(TaskIdParams, request.params),
-              signal,
-            );
-          });
-        }
+        const method = parsed.ok ? parsed.request.method : parsed.method;
+        const id: RpcId = parsed.ok ? (parsed.request.id ?? null) : parsed.id;
+        let call: Call;
         try {
-          return rpcResult(request.id, await call(assistantId, request));
+          if (!parsed.ok) throw parsed.error;
+          call = bind(req.params.assistant_id, parsed.request.method, parsed.request.params);
+          // Refused only now, so that a bad method or bad params say so even without an id.
+          if (parsed.request.id === undefined) throw notificationRefused();
         } catch (err) {
-          return rpcFailure(request.id, asRpcError(err, req));
+          const error = asRpcError(err, req);
+          if (method !== undefined && STREAM_METHODS.has(method))
+            return streamResults(req, reply, id, () => {
+              throw error;
+            });
+          return rpcFailure(id, error);
+        }
+        if (call.stream) return streamResults(req, reply, id, call.run);
+        try {
+          return rpcResult(id, await call.run());
+        } catch (err) {
+          return rpcFailure(id, asRpcError(err, req));
         }
       },
     );
 
     app.get(
       '/.well-known/agent-card.json',
-      { schema: { tags, querystring: CardQuery, summary: 'Agent card of an assistant' } },
+      {
+        schema: {
+          tags,
+          querystring: CardQuery,
+          summary: 'Agent card of an assistant',
+          description:
+            'Without assistant_id: the default assistant (GRAPHDOCK_A2A_DEFAULT_ASSISTANT, else the only graph).',
+        },
+      },
       async (req) => card(req, req.query.assistant_id),
     );
 

@@ -6,6 +6,7 @@ import { validate as isUuid } from 'uuid';
 import { AppError } from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { RunEventLog, RunRow, RunService } from '../runs/index.js';
+import type { DefaultAssistant } from './default-assistant.js';
 import { agentMessage, graphInput, resumeValue, textOf, type TaskIds } from './convert.js';
 import { RpcCode, RpcError, invalidParams, taskNotFound } from './jsonrpc.js';
 import type { MessageSendParams, TaskIdParams, TaskQueryParams } from './schemas.js';
@@ -14,6 +15,7 @@ import {
   buildTask,
   emptyOutcome,
   isActive,
+  streamClock,
   taskState,
   type RunOutcome,
 } from './tasks.js';
@@ -23,6 +25,8 @@ export interface A2aServiceDeps {
   runs: RunService;
   events: RunEventLog;
   assistants: AssistantService;
+  /** Described by the well-known agent card URL when no `assistant_id` is given. */
+  defaultAssistant: DefaultAssistant;
 }
 
 type Assistant = Awaited<ReturnType<AssistantService['get']>>;
@@ -38,10 +42,19 @@ interface Started {
   run: RunRow;
 }
 
+/** The task with its status time passed through the stream's clock. */
+function stamped(task: Task, clock: (at?: string) => string): Task {
+  return { ...task, status: { ...task.status, timestamp: clock(task.status.timestamp) } };
+}
+
 export class A2aService {
   private readonly inputKeysCache = new Map<string, { keys: string[] | null; at: number }>();
 
   constructor(private readonly deps: A2aServiceDeps) {}
+
+  get defaultAssistant(): DefaultAssistant {
+    return this.deps.defaultAssistant;
+  }
 
   async assistant(idOrGraph: string): Promise<Assistant> {
     try {
@@ -78,8 +91,12 @@ export class A2aService {
   ): AsyncGenerator<StreamResult> {
     const assistant = await this.assistant(assistantId);
     const { taskId, run } = await this.start(assistant, params, ['values', 'messages-tuple']);
-    yield buildTask({ taskId, run, outcome: undefined, pendingHistory: run.kwargs.input });
-    yield* this.follow(taskId, run, signal, params.configuration?.historyLength);
+    const clock = streamClock();
+    yield stamped(
+      buildTask({ taskId, run, outcome: undefined, pendingHistory: run.kwargs.input }),
+      clock,
+    );
+    yield* this.follow(taskId, run, signal, clock, params.configuration?.historyLength);
   }
 
   /** `tasks/resubscribe`: the task as it is now, then live updates if it is still going. */
@@ -94,13 +111,12 @@ export class A2aService {
       yield buildTask({ taskId: params.id, run, outcome: await this.outcome(run.run_id) });
       return;
     }
-    yield buildTask({
-      taskId: params.id,
-      run,
-      outcome: undefined,
-      pendingHistory: run.kwargs.input,
-    });
-    yield* this.follow(params.id, run, signal);
+    const clock = streamClock();
+    yield stamped(
+      buildTask({ taskId: params.id, run, outcome: undefined, pendingHistory: run.kwargs.input }),
+      clock,
+    );
+    yield* this.follow(params.id, run, signal, clock);
   }
 
   async get(assistantId: string, params: TaskQueryParams): Promise<Task> {
@@ -223,6 +239,7 @@ export class A2aService {
     taskId: string,
     run: RunRow,
     signal: AbortSignal,
+    clock: (at?: string) => string,
     historyLength?: number,
   ): AsyncGenerator<StreamResult> {
     const ids: TaskIds = { taskId, contextId: run.thread_id };
@@ -233,7 +250,7 @@ export class A2aService {
       status: {
         state: 'working' as const,
         ...(message ? { message } : {}),
-        timestamp: new Date().toISOString(),
+        timestamp: clock(),
       },
       final: false,
     });
@@ -255,7 +272,8 @@ export class A2aService {
     for (const artifact of task.artifacts ?? []) {
       yield { kind: 'artifact-update', ...ids, artifact, append: false, lastChunk: true };
     }
-    yield { kind: 'status-update', ...ids, status: task.status, final: true };
+    const status = { ...task.status, timestamp: clock(task.status.timestamp) };
+    yield { kind: 'status-update', ...ids, status, final: true };
   }
 
   private async findTask(assistant: Assistant, taskId: string): Promise<RunRow> {

@@ -40,6 +40,19 @@ export function applyEvent(outcome: RunOutcome, event: { event: string; data: un
   outcome.interrupts = [];
 }
 
+/**
+ * Stamps the statuses of one stream so that they never go back in time: a run's own times come
+ * from the database's clock and are read after the fact, live updates are stamped by this
+ * process when sent (so a replayed `working` could otherwise follow the run's end).
+ */
+export function streamClock(): (at?: string) => string {
+  let last = 0;
+  return (at) => {
+    last = Math.max(last, at === undefined ? Date.now() : Date.parse(at));
+    return new Date(last).toISOString();
+  };
+}
+
 export function isActive(run: RunRow): boolean {
   return run.status === 'pending' || run.status === 'running';
 }

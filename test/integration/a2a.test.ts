@@ -92,9 +92,16 @@ describe('agent card', () => {
         tags: expect.any(Array) as unknown,
       }),
     ]);
-    // The same card next to the endpoint.
+    // The same card next to the endpoint, where the official client looks when given the
+    // assistant's A2A URL (with the trailing slash that keeps the id in a relative URL).
     const beside = await rt.http(`/a2a/${assistant.assistant_id}/.well-known/agent-card.json`);
     expect(await beside.json()).toEqual(card);
+    const byEndpoint = await new ClientFactory().createFromUrl(
+      `${rt.url}/a2a/${assistant.assistant_id}/`,
+    );
+    expect((await byEndpoint.getAgentCard()).name).toBe('Echo Bot');
+    const said = asTask(await byEndpoint.sendMessage({ message: userMessage('by url') }));
+    expect(texts(said.status.message?.parts)).toEqual(['echo: by url']);
     // A graph's system assistant is named after the graph and carries its description.
     const agent = await (await rt.http('/.well-known/agent-card.json?assistant_id=agent')).json();
     expect(agent).toMatchObject({
@@ -103,8 +110,13 @@ describe('agent card', () => {
     });
   });
 
-  it('answers 400 without assistant_id and 404 for an unknown assistant', async () => {
-    expect((await rt.http('/.well-known/agent-card.json')).status).toBe(400);
+  it('answers 400 without assistant_id when several graphs and no default, 404 for an unknown assistant', async () => {
+    const missing = await rt.http('/.well-known/agent-card.json');
+    expect(missing.status).toBe(400);
+    // The answer says what to do: name an assistant, or configure the server's default.
+    const { detail } = (await missing.json()) as { detail: string };
+    expect(detail).toContain('echo, agent, interrupt');
+    expect(detail).toContain('GRAPHDOCK_A2A_DEFAULT_ASSISTANT');
     const res = await rt.http(`/.well-known/agent-card.json?assistant_id=${randomUUID()}`);
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({
@@ -281,14 +293,72 @@ describe('message/stream', () => {
     expect(texts(final?.status.message?.parts)).toEqual(['You said: just talk']);
   });
 
-  it('answers a bad request on the stream method with a plain JSON-RPC error', async () => {
-    const res = await rpc('echo', {
+  it('stamps the statuses of a stream in non-decreasing time order', async () => {
+    // Several turns: a fast graph's events are often read after its run has ended.
+    for (const text of ['one', 'two', 'three']) {
+      const stamps: string[] = [];
+      for await (const event of echo.sendMessageStream({ message: userMessage(text) })) {
+        if (event.kind === 'task' || event.kind === 'status-update')
+          stamps.push(event.status.timestamp ?? '');
+      }
+      expect(stamps.length).toBeGreaterThan(2);
+      const times = stamps.map((t) => Date.parse(t));
+      expect(times.every((t) => Number.isFinite(t))).toBe(true);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+    }
+  });
+});
+
+/** Reads a streaming call to its end; resolves with the error it ends with. */
+async function streamError(events: AsyncIterable<unknown>): Promise<Error & { cause?: unknown }> {
+  try {
+    for await (const event of events) void event;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('the stream ended without an error');
+}
+
+describe('errors of the streaming methods', () => {
+  it('come as an SSE stream holding the JSON-RPC error, so the official client reports the code', async () => {
+    const unknown = await streamError(echo.resubscribeTask({ id: randomUUID() }));
+    expect(unknown.message).toContain('(Code: -32001)');
+    expect(unknown.cause).toBeInstanceOf(TaskNotFoundError);
+
+    const done = asTask(await echo.sendMessage({ message: userMessage('finished') }));
+    const more = await streamError(
+      echo.sendMessageStream({ message: userMessage('more', { taskId: done.id }) }),
+    );
+    expect(more.message).toContain('(Code: -32004)');
+    expect(more.cause).toBeInstanceOf(UnsupportedOperationError);
+
+    const noParts = await streamError(
+      echo.sendMessageStream({ message: { ...userMessage('x'), parts: [] } }),
+    );
+    expect(noParts.message).toContain('(Code: -32602)');
+    expect(noParts.message).toContain('params.message.parts');
+  });
+
+  it('frames the error as one SSE event with the request id, also for a malformed envelope', async () => {
+    const post = (body: unknown) =>
+      rt.http('/a2a/echo', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify(body),
+      });
+    const res = await post({ jsonrpc: '2.0', id: 's', method: 'message/stream', params: {} });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = (await res.text()).split('\n\n').filter((e) => e.trim() !== '');
+    expect(events).toHaveLength(1);
+    expect(JSON.parse(events[0]?.replace(/^data: /, '') ?? '')).toMatchObject({
       jsonrpc: '2.0',
       id: 's',
-      method: 'message/stream',
-      params: {},
+      error: { code: -32602 },
     });
-    expect(res.body).toMatchObject({ id: 's', error: { code: -32602 } });
+    const version = await post({ jsonrpc: '1.0', id: 7, method: 'tasks/resubscribe' });
+    expect(version.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await version.text()).toContain('"code":-32600');
   });
 });
 
@@ -467,6 +537,22 @@ describe('JSON-RPC errors', () => {
       params: { id: randomUUID() },
     });
     expect(push.body).toMatchObject({ id: 'p', error: { code: -32003 } });
+  });
+
+  it('checks the method and params of a request without id before refusing it', async () => {
+    const unknown = await rpc('echo', { jsonrpc: '2.0', method: 'tasks/list', params: {} });
+    expect(unknown.body).toMatchObject({ id: null, error: { code: -32601 } });
+    const badParams = await rpc('echo', { jsonrpc: '2.0', method: 'tasks/get', params: {} });
+    expect(badParams.body).toMatchObject({ id: null, error: { code: -32602 } });
+    expect((badParams.body.error as { message: string }).message).toContain('params.id');
+    // A well-formed request without id is still refused: every A2A method answers.
+    const valid = await rpc('echo', {
+      jsonrpc: '2.0',
+      method: 'tasks/get',
+      params: { id: randomUUID() },
+    });
+    expect(valid.body).toMatchObject({ id: null, error: { code: -32600 } });
+    expect((valid.body.error as { message: string }).message).toContain('"id"');
   });
 
   it('names the invalid params', async () => {

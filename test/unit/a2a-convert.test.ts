@@ -1,11 +1,13 @@
-// A2A message <-> graph mapping and JSON-RPC envelope parsing, without a server.
+// A2A message <-> graph mapping, JSON-RPC envelope parsing and the default assistant, without a server.
 import { describe, expect, it } from 'vitest';
+import { notFound } from '../../common/errors/index.js';
 import {
   graphInput,
   interruptParts,
   resumeValue,
   toA2aHistory,
 } from '../../runtime/a2a/convert.js';
+import { resolveDefaultAssistant } from '../../runtime/a2a/default-assistant.js';
 import { RpcCode, RpcError, parseRequest } from '../../runtime/a2a/jsonrpc.js';
 import type { Message } from '../../runtime/a2a/schemas.js';
 
@@ -117,11 +119,45 @@ describe('parseRequest', () => {
     expect(code('{')).toEqual([RpcCode.PARSE_ERROR, null]);
     expect(code('"text"')).toEqual([RpcCode.INVALID_REQUEST, null]);
     expect(code('{"jsonrpc":"2.0","id":"a"}')).toEqual([RpcCode.INVALID_REQUEST, 'a']);
-    expect(code('{"jsonrpc":"2.0","method":"tasks/get"}')).toEqual([RpcCode.INVALID_REQUEST, null]);
+    // No id: parsed, so that the method and params are checked before the request is refused.
+    const notification = parseRequest('{"jsonrpc":"2.0","method":"tasks/get"}');
+    expect(notification.ok && notification.request.id).toBeUndefined();
     expect(code('{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}')).toEqual([
       RpcCode.INVALID_REQUEST,
       1,
     ]);
     expect(code('{"jsonrpc":"2.0","id":null,"method":"x"}')).toBe('ok');
+    // The method is kept on a refused envelope, for streaming methods to answer over SSE.
+    const refused = parseRequest('{"jsonrpc":"1.0","id":2,"method":"message/stream"}');
+    expect(!refused.ok && refused.method).toBe('message/stream');
+  });
+});
+
+describe('resolveDefaultAssistant', () => {
+  const known = new Set(['echo', 'agent', '6f1c3a34-0f0e-4c61-9d2f-0e7c1d5b8a11']);
+  const find = (id: string) =>
+    known.has(id) ? Promise.resolve({}) : Promise.reject(notFound('Assistant not found'));
+
+  it('takes the setting when it names a graph or an assistant, else the only graph', async () => {
+    expect(await resolveDefaultAssistant('agent', ['echo', 'agent'], find)).toEqual({
+      assistantId: 'agent',
+    });
+    const uuid = '6f1c3a34-0f0e-4c61-9d2f-0e7c1d5b8a11';
+    expect(await resolveDefaultAssistant(uuid, ['echo'], find)).toEqual({ assistantId: uuid });
+    expect(await resolveDefaultAssistant(undefined, ['echo'], find)).toEqual({
+      assistantId: 'echo',
+    });
+  });
+
+  it('has none with several graphs and no setting, and says how to choose', async () => {
+    const none = await resolveDefaultAssistant(undefined, ['echo', 'agent'], find);
+    expect(none).toEqual({ missing: expect.stringContaining('(echo, agent)') as unknown });
+    expect('missing' in none && none.missing).toContain('GRAPHDOCK_A2A_DEFAULT_ASSISTANT');
+  });
+
+  it('refuses a setting that names nothing, listing the graphs', async () => {
+    await expect(resolveDefaultAssistant('nope', ['echo', 'agent'], find)).rejects.toThrow(
+      'GRAPHDOCK_A2A_DEFAULT_ASSISTANT="nope" names no assistant: use an assistant UUID or one of the graph ids (echo, agent)',
+    );
   });
 });
