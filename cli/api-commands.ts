@@ -2,6 +2,7 @@
 import { ConfigError, loadControlPlaneEnv } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
 import { createControlPlane } from '../api/index.js';
+import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
 
 export interface ApiOptions {
   port: number | undefined;
@@ -11,6 +12,9 @@ export interface ApiOptions {
 export async function runApi(options: ApiOptions): Promise<number> {
   const env = loadControlPlaneEnv(process.env);
   if (!env.databaseUrl) throw new ConfigError('DATABASE_URL is required for `graphdock api`');
+  const port = options.port ?? 8080;
+  const host = options.host ?? '0.0.0.0';
+  await ensurePortFree(port, host);
   const logger = createLogger({ level: env.logLevel, name: 'graphdock-api' });
   const controlPlane = await createControlPlane({
     databaseUrl: env.databaseUrl,
@@ -20,10 +24,14 @@ export async function runApi(options: ApiOptions): Promise<number> {
     watchNamespaces: env.watchNamespaces,
     bootstrap: env.bootstrap,
   });
-  const address = await controlPlane.app.listen({
-    port: options.port ?? 8080,
-    host: options.host ?? '0.0.0.0',
-  });
+  let address: string;
+  try {
+    address = await controlPlane.app.listen({ port, host });
+  } catch (err) {
+    // Taken since ensurePortFree looked.
+    await controlPlane.close();
+    throw isAddressInUse(err) ? new PortInUseError(port, host) : err;
+  }
   logger.info({ address }, 'listening');
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

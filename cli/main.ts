@@ -4,6 +4,7 @@ import { ConfigError } from '../common/config/index.js';
 import { ConfigFileError, GraphLoadError } from '../runtime/index.js';
 import { runApi } from './api-commands.js';
 import { main as runOperatorMain } from './operator-main.js';
+import { PortInUseError } from './port.js';
 import { runDev, runMigrate, runRuntime } from './runtime-commands.js';
 
 const USAGE = `Usage: graphdock <command> [options]
@@ -67,7 +68,8 @@ export async function main(argv: string[]): Promise<number> {
     if (
       err instanceof ConfigError ||
       err instanceof ConfigFileError ||
-      err instanceof GraphLoadError
+      err instanceof GraphLoadError ||
+      err instanceof PortInUseError
     ) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;

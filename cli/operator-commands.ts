@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadOperatorEnv, parseWatchNamespaces } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
 import { startOperator } from '../operator/index.js';
+import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
 
 const require = createRequire(import.meta.url);
 const VERSION = (require('../package.json') as { version: string }).version;
@@ -104,6 +105,8 @@ export async function runOperator(argv: string[]): Promise<number> {
       'leader election needs retry-period < renew-deadline < lease-duration seconds',
     );
 
+  const host = values.host ?? '0.0.0.0';
+  await ensurePortFree(port, host);
   const env = loadOperatorEnv(process.env);
   const watchNamespaces = flagNamespaces(values['watch-namespaces']) ?? env.watchNamespaces;
   const logger = createLogger({ level: env.logLevel, name: 'graphdock-operator' });
@@ -113,7 +116,7 @@ export async function runOperator(argv: string[]): Promise<number> {
     version: VERSION,
     logger,
     port,
-    host: values.host ?? '0.0.0.0',
+    host,
     workers: Math.round(positive('workers', values.workers, 8)),
     fieldManager: values['field-manager'] ?? 'graphdock-operator',
     leaderElection: {
@@ -132,6 +135,9 @@ export async function runOperator(argv: string[]): Promise<number> {
     database: env.databaseUrl
       ? { adminUrl: env.databaseUrl, podHost: env.databaseHost }
       : undefined,
+  }).catch((err: unknown) => {
+    // Its probe port was taken since ensurePortFree looked.
+    throw isAddressInUse(err) ? new PortInUseError(port, host) : err;
   });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -4,6 +4,7 @@ import { ConfigError, loadProcessEnv } from '../common/config/index.js';
 import { createPool, startPostgresServer, type PostgresServer } from '../common/db/index.js';
 import { createLogger, type Logger } from '../common/logging/index.js';
 import { createRuntime, migrateRuntimeDatabase, type Runtime } from '../runtime/index.js';
+import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
 
 export interface ServeOptions {
   config: string;
@@ -26,7 +27,14 @@ async function serve(
   logger: Logger,
   onStop?: () => Promise<void>,
 ) {
-  const address = await runtime.app.listen({ port, host });
+  let address: string;
+  try {
+    address = await runtime.app.listen({ port, host });
+  } catch (err) {
+    // Taken since ensurePortFree looked: stop the workers and connections before saying so.
+    await runtime.close();
+    throw isAddressInUse(err) ? new PortInUseError(port, host) : err;
+  }
   logger.info({ address }, 'listening');
   const signal = await shutdownSignal();
   logger.info({ signal }, 'shutting down');
@@ -41,6 +49,9 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     throw new ConfigError(
       'DATABASE_URL is required for `graphdock runtime` (use `graphdock dev` for the embedded store)',
     );
+  const port = options.port ?? 8000;
+  const host = options.host ?? '0.0.0.0';
+  await ensurePortFree(port, host);
   const logger = createLogger({ level: env.logLevel });
   const runtime = await createRuntime({
     configPath: options.config,
@@ -53,11 +64,15 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     webhooks: env.webhooks,
     a2a: env.a2a,
   });
-  return serve(runtime, options.port ?? 8000, options.host ?? '0.0.0.0', logger);
+  return serve(runtime, port, host, logger);
 }
 
 export async function runDev(options: ServeOptions): Promise<number> {
   const env = loadProcessEnv(process.env);
+  const port = options.port ?? 2024;
+  const host = options.host ?? '127.0.0.1';
+  // Before the embedded PostgreSQL starts: a taken port should cost nothing.
+  await ensurePortFree(port, host);
   const logger = createLogger({ level: env.logLevel });
   let embedded: PostgresServer | undefined;
   let databaseUrl = env.databaseUrl;
@@ -83,13 +98,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       webhooks: env.webhooks,
       a2a: env.a2a,
     });
-    return await serve(
-      runtime,
-      options.port ?? 2024,
-      options.host ?? '127.0.0.1',
-      logger,
-      () => embedded?.stop() ?? Promise.resolve(),
-    );
+    return await serve(runtime, port, host, logger, () => embedded?.stop() ?? Promise.resolve());
   } catch (err) {
     await embedded?.stop();
     throw err;

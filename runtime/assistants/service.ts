@@ -70,6 +70,9 @@ export class AssistantService {
    * with a condition that it is unchanged: a run's creation then needs no read of its assistant.
    */
   async forRun(idOrGraph: string, remembered: boolean): Promise<AssistantForRun> {
+    // Neither an id nor a graph: no such assistant (404, as the official JS server answers).
+    if (!isUuid(idOrGraph) && !this.deps.graphs.has(idOrGraph))
+      throw notFound('Assistant not found');
     const id = this.resolveId(idOrGraph);
     const known = remembered ? this.remembered.get(id) : undefined;
     if (known)

@@ -54,9 +54,8 @@ export class CronService {
     try {
       return (await this.deps.assistants.get(idOrGraph)).assistant_id;
     } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION')
-        throw invalid(['body', 'assistant_id'], err.message);
-      if (err instanceof AppError && err.code === 'NOT_FOUND')
+      // Not an id and no graph of that name (VALIDATION) is no such assistant, as for runs.
+      if (err instanceof AppError && (err.code === 'NOT_FOUND' || err.code === 'VALIDATION'))
         throw notFound(
           `No assistant found for "${idOrGraph}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
         );

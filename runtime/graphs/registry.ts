@@ -133,6 +133,11 @@ export class GraphRegistry {
     return this.entries.get(graphId);
   }
 
+  /** Whether the graph is built by a factory from each use's config (see `get`). */
+  isFactory(graphId: string): boolean {
+    return this.entries.get(graphId)?.factory !== undefined;
+  }
+
   /**
    * A digest of the graph's structure (nodes and edges). Derived data such as a cached state
    * snapshot's `next` and `tasks` depends on it, so caches key on it and a redeploy with a

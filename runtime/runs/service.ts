@@ -481,13 +481,16 @@ export class RunService {
   private async afterCancel(rows: RunRow[]): Promise<void> {
     for (const run of rows) {
       if (run.status === 'pending') {
-        // Nobody executes it yet: settle it here.
+        // Nobody executes it yet: settle it, and its thread, here.
         const writer = this.deps.events.writer(
           run.run_id,
           (await this.deps.events.lastSeq(run.run_id)) + 1,
         );
-        if (run.cancel_action === 'rollback') await this.deps.runs.delete(run.run_id);
-        else await this.deps.runs.finish(run.run_id, 'interrupted', null);
+        await this.deps.threads.settleUnstarted(run.thread_id, (db) =>
+          run.cancel_action === 'rollback'
+            ? this.deps.runs.delete(run.run_id, db)
+            : this.deps.runs.finish(run.run_id, 'interrupted', null, db),
+        );
         await writer.end();
       } else {
         await this.deps.notifier.notify(CHANNELS.cancel, run.run_id);

@@ -3,7 +3,7 @@
 // partial, complete) and the `events` mode (LangChain's streamEvents v2 objects).
 import { isBaseMessage, type BaseMessage, type BaseMessageChunk } from '@langchain/core/messages';
 import type { StreamEvent } from '@langchain/core/tracers/log_stream';
-import { checkpointRef, toJson, type MessageMemo } from '../state/index.js';
+import { checkpointRef, taskCheckpointRef, toJson, type MessageMemo } from '../state/index.js';
 import type { StreamMode } from './schemas.js';
 
 type Push = (event: string, data: unknown) => void;
@@ -41,9 +41,7 @@ function publicConfig(config: unknown): Json {
 function taskPayload(task: Record<string, unknown>): Json {
   const { state, ...rest } = task;
   const ref =
-    state && typeof state === 'object' && 'configurable' in state
-      ? checkpointRef(state as Parameters<typeof checkpointRef>[0])
-      : null;
+    state && typeof state === 'object' && 'configurable' in state ? taskCheckpointRef(state) : null;
   return toJson(ref ? { ...rest, checkpoint: ref } : task);
 }
 
@@ -102,12 +100,18 @@ export class StreamEventMapper {
       string,
       unknown,
     ];
-    const suffix = ns.length ? `|${ns.join('|')}` : '';
-    if (mode === 'values' && !ns.length) {
+    const root = mode === 'values' && !ns.length;
+    if (root) {
       if (isInterruptChunk(data)) this.interrupted = true;
       else this.lastValues = data;
-      if (this.requested.has('messages')) this.completeFrom(data);
     }
+    this.emit(ns, mode, data);
+    // After the step's `values` event, as the official server sends them.
+    if (root && this.requested.has('messages')) this.completeFrom(data);
+  }
+
+  private emit(ns: string[], mode: string, data: unknown): void {
+    const suffix = ns.length ? `|${ns.join('|')}` : '';
     if (mode === 'messages') {
       if (this.requested.has('messages-tuple')) {
         const [message, metadata] = data as [unknown, unknown];
@@ -173,10 +177,11 @@ export class StreamEventMapper {
       this.completed.add(m.id);
       return true;
     });
+    // The `values` event just before serialised these messages already (when it was requested).
     if (fresh.length)
       this.push(
         'messages/complete',
-        fresh.map((message) => toJson(message)),
+        fresh.map((message) => toJson(message, this.memo)),
       );
   }
 }

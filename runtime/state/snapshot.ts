@@ -3,6 +3,9 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { toJson } from './serialize.js';
 
+/** Changes when the ThreadState body built here changes, so bodies cached before are not served. */
+export const STATE_BODY_VERSION = 2;
+
 export interface CheckpointRef {
   thread_id: string;
   checkpoint_ns: string;
@@ -36,6 +39,28 @@ export function checkpointRef(config: RunnableConfig | undefined): CheckpointRef
 
 function isSnapshot(value: unknown): value is StateSnapshot {
   return typeof value === 'object' && value !== null && 'values' in value && 'next' in value;
+}
+
+/** A task's checkpoint: that of the subgraph it runs. Its id is null until one is chosen. */
+export type TaskCheckpointRef = Omit<CheckpointRef, 'checkpoint_id'> & {
+  checkpoint_id: string | null;
+};
+
+/**
+ * Where a subgraph task's state lives. LangGraph gives its namespace only (no checkpoint id), or
+ * with `subgraphs` the subgraph's whole state: either way a client reads or resumes the subgraph
+ * with it. Null for a task that runs no subgraph.
+ */
+export function taskCheckpointRef(state: unknown): TaskCheckpointRef | null {
+  if (isSnapshot(state)) return checkpointRef(state.config);
+  const c = (state as RunnableConfig | null | undefined)?.configurable;
+  if (!c || typeof c.thread_id !== 'string') return null;
+  return {
+    thread_id: c.thread_id,
+    checkpoint_ns: typeof c.checkpoint_ns === 'string' ? c.checkpoint_ns : '',
+    checkpoint_id: typeof c.checkpoint_id === 'string' ? c.checkpoint_id : null,
+    checkpoint_map: (c.checkpoint_map as Record<string, unknown> | undefined) ?? null,
+  };
 }
 
 /** Results of the tasks that ran from `from`, keyed by node: what the next checkpoint wrote. */
@@ -80,9 +105,7 @@ export function toThreadState(snapshot: StateSnapshot, parent?: StateSnapshot): 
     path: task.path ?? null,
     error: task.error === undefined || task.error === null ? null : errorText(task.error),
     interrupts: toJson(task.interrupts ?? []),
-    checkpoint: isSnapshot(task.state)
-      ? checkpointRef(task.state.config)
-      : checkpointRef(task.state),
+    checkpoint: taskCheckpointRef(task.state),
     state: isSnapshot(task.state) ? toThreadState(task.state) : null,
     result: task.result === undefined ? null : toJson(task.result),
   }));

@@ -13,6 +13,7 @@ import type { Logger } from '../../common/logging/index.js';
 import { CHECKPOINT_METADATA_KEY, type CheckpointStore } from '../checkpoints/index.js';
 import type { AnyGraph, GraphRegistry } from '../graphs/index.js';
 import {
+  STATE_BODY_VERSION,
   checkpointRef,
   isoDates,
   emptyThreadState,
@@ -131,7 +132,7 @@ export class ThreadService {
     graphId: string,
     supersteps: Superstep[],
   ): Promise<void> {
-    const graph = await this.requireGraph(graphId);
+    const graph = await this.threadGraph(threadId, graphId);
     let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: '' } };
     for (const step of supersteps) {
       const writes = Object.fromEntries(step.updates.map((u) => [u.as_node, toJson(u.values)]));
@@ -179,7 +180,17 @@ export class ThreadService {
   /** A cache entry for `body` when it is the state `stateKey` names, else nothing. */
   private async cacheEntry(graphId: string, stateKey: string | null, body: ThreadStateBody) {
     if (!stateKey || stateKey.split(':')[0] !== body.checkpoint_id) return undefined;
-    return { key: `${await this.deps.graphs.fingerprint(graphId)}|${stateKey}`, body };
+    const key = await this.cacheKey(graphId, stateKey);
+    return key ? { key, body } : undefined;
+  }
+
+  /**
+   * What a cached state is valid for: the body's shape, the graph's structure and the state's key.
+   * A factory's graph may differ from one config to the next, so its threads are never cached.
+   */
+  private async cacheKey(graphId: string, stateKey: string): Promise<string | undefined> {
+    if (this.deps.graphs.isFactory(graphId)) return undefined;
+    return `${STATE_BODY_VERSION}.${await this.deps.graphs.fingerprint(graphId)}|${stateKey}`;
   }
 
   /** The latest state, served from the thread row when its cache key still matches. */
@@ -190,9 +201,9 @@ export class ThreadService {
     if (!graphId || !found.stateKey) return emptyThreadState();
     // A running graph writes pending writes that the key may not see; busy threads skip the cache.
     const cacheable = found.row.status !== 'busy';
-    const key = `${await this.deps.graphs.fingerprint(graphId)}|${found.stateKey}`;
-    if (cacheable && found.cacheKey === key) return found.cache as ThreadStateBody;
-    const graph = await this.requireGraph(graphId);
+    const key = await this.cacheKey(graphId, found.stateKey);
+    if (cacheable && key && found.cacheKey === key) return found.cache as ThreadStateBody;
+    const graph = await this.threadGraph(threadId, graphId);
     const snapshot = await graph.getState({
       configurable: { thread_id: threadId, checkpoint_ns: '' },
     });
@@ -305,7 +316,7 @@ export class ThreadService {
   }
 
   private async stateAfterRun(threadId: string, graphId: string, error: unknown) {
-    const graph = await this.requireGraph(graphId);
+    const graph = await this.threadGraph(threadId, graphId);
     const snapshot = await graph.getState({
       configurable: { thread_id: threadId, checkpoint_ns: '' },
     });
@@ -318,6 +329,20 @@ export class ThreadService {
       status,
       state: { values: toJson(snapshot.values ?? {}), interrupts: interruptsOf(snapshot) },
     };
+  }
+
+  /**
+   * A run ended before it started (cancelled while pending): its thread is `idle` at once, as
+   * the official servers leave it, or `busy` while other runs wait. Its state did not change.
+   */
+  async settleUnstarted(
+    threadId: string,
+    inSameTransaction: (db: PoolClient) => Promise<unknown>,
+  ): Promise<void> {
+    await withTransaction(this.deps.pool, async (db) => {
+      await inSameTransaction(db);
+      await this.deps.store.settle(threadId, 'idle', null, db);
+    });
   }
 
   /** Ends a run whose thread state cannot be read: the thread goes to `error`, its values stay. */
@@ -457,8 +482,16 @@ export class ThreadService {
     });
   }
 
-  private async requireGraph(graphId: string): Promise<AnyGraph> {
-    const graph = await this.deps.graphs.get(graphId);
+  /**
+   * The graph a thread's state is read and written with. A factory (`(config) => graph`) may
+   * build a different graph for each config: it is given the config of the thread's newest run,
+   * as the official server builds it with the config the thread's runs left on it.
+   */
+  private async threadGraph(threadId: string, graphId: string): Promise<AnyGraph> {
+    const config = this.deps.graphs.isFactory(graphId)
+      ? await this.deps.store.latestRunConfig(threadId)
+      : undefined;
+    const graph = await this.deps.graphs.get(graphId, config ?? {});
     if (!graph) throw notFound(`Graph "${graphId}" not found`);
     return graph;
   }
@@ -495,7 +528,7 @@ export class ThreadService {
       if (options.checkpoint?.checkpoint_id) throw notFound('Checkpoint not found');
       return emptyThreadState();
     }
-    const graph = await this.requireGraph(graphId);
+    const graph = await this.threadGraph(threadId, graphId);
     const config = checkpointConfig(threadId, options.checkpoint);
     const snapshot = await graph.getState(config, { subgraphs: options.subgraphs ?? false });
     if (!snapshot.createdAt) {
@@ -517,7 +550,7 @@ export class ThreadService {
     if (row.status === 'busy') throw conflict('Thread is busy');
     const graphId = this.graphIdOf(row);
     if (!graphId) throw badRequest(`Thread ${threadId} has no graph ID`);
-    const graph = await this.requireGraph(graphId);
+    const graph = await this.threadGraph(threadId, graphId);
     const selector =
       body.checkpoint ?? (body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : undefined);
     const asNode = body.as_node ?? undefined;
@@ -541,7 +574,7 @@ export class ThreadService {
     const row = await this.getRow(threadId);
     const graphId = this.graphIdOf(row);
     if (!graphId) return [];
-    const graph = await this.requireGraph(graphId);
+    const graph = await this.threadGraph(threadId, graphId);
     const limit = options.limit ?? 10;
     const before =
       typeof options.before === 'string' ? { checkpoint_id: options.before } : options.before;

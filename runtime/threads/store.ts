@@ -163,6 +163,16 @@ export class ThreadStore {
     return rows[0]?.key ?? null;
   }
 
+  /** The config the thread's newest run was created with (its assistant's merged in), if any. */
+  async latestRunConfig(threadId: string): Promise<Record<string, unknown> | undefined> {
+    const { rows } = await this.pool.query<{ config: Record<string, unknown> | null }>(
+      `SELECT kwargs -> 'config' AS config FROM runs WHERE thread_id = $1
+       ORDER BY created_at DESC, run_id DESC LIMIT 1`,
+      [threadId],
+    );
+    return rows[0]?.config ?? undefined;
+  }
+
   async saveStateCache(threadId: string, key: string, state: unknown): Promise<void> {
     await this.pool.query(
       'UPDATE threads SET state_cache = $2, state_cache_key = $3 WHERE thread_id = $1',

@@ -254,14 +254,14 @@ describe('cron validation', () => {
     expect(ok.status).toBe(200);
   });
 
-  it('answers 404 for unknown crons and assistants, 422 for bad ids, 400 for an empty update', async () => {
+  it('answers 404 for unknown crons and assistants (named by id or not), 422 for bad ids, 400 for an empty update', async () => {
     const unknown = '00000000-0000-4000-8000-0000000000ff';
     expect((await rt.http(`/runs/crons/${unknown}`)).status).toBe(404);
     await expect(rt.client.crons.update(unknown, { enabled: false })).rejects.toThrow(/HTTP 404/);
     await expect(rt.client.crons.delete(unknown)).rejects.toThrow(/HTTP 404/);
     expect((await rt.http('/runs/crons/not-a-uuid')).status).toBe(422);
     await expect(rt.client.crons.create(unknown, { schedule: YEARLY })).rejects.toThrow(/HTTP 404/);
-    expect((await post({ assistant_id: 'no-such-graph', schedule: YEARLY })).status).toBe(422);
+    expect((await post({ assistant_id: 'no-such-graph', schedule: YEARLY })).status).toBe(404);
 
     const cron = await rt.client.crons.create('echo', { schedule: YEARLY });
     const empty = await rt.http(`/runs/crons/${cron.cron_id}`, { method: 'PATCH', json: {} });

@@ -737,7 +737,8 @@ describe('run errors', () => {
       method: 'POST',
       json: { assistant_id: 'nope' },
     });
-    expect(unknown.status).toBe(422);
+    // Neither a UUID nor a graph: no such assistant, as the official JS server answers.
+    expect(unknown.status).toBe(404);
     const missing = await rt.http(`/threads/${thread.thread_id}/runs`, {
       method: 'POST',
       json: { assistant_id: crypto.randomUUID() },

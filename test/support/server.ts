@@ -41,7 +41,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       return await startOnce(options, options.port ?? (await freePort()));
     } catch (err) {
       // Another process took the free port before our server bound it: pick another.
-      const taken = err instanceof Error && err.message.includes('EADDRINUSE');
+      const taken = err instanceof Error && /EADDRINUSE|already in use/.test(err.message);
       if (!taken || options.port !== undefined || attempt >= 3) throw err;
     }
   }

@@ -1,0 +1,213 @@
+// Runtime behaviours where Graphdock once differed from the official servers, through the official
+// JS SDK on a real server and PostgreSQL: cancelling a scheduled run, state updates of a graph
+// built by a factory, the checkpoint of a subgraph's pending task, runs naming an assistant that
+// cannot exist, and the order of `messages/complete` and `values`.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useRuntime } from '../support/fixture.js';
+import { REPO_ROOT } from '../support/server.js';
+
+const rt = useRuntime({
+  config: join(REPO_ROOT, 'test', 'fixtures', 'behaviours', 'langgraph.json'),
+});
+
+type Msg = { type: string; content: string; id: string };
+const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
+const contents = (values: unknown) =>
+  ((values as { messages?: Msg[] }).messages ?? []).map((m) => m.content);
+
+describe('cancelling a run that has not started', () => {
+  it('leaves its thread idle at once, and its state can be updated right away', async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'echo', {
+      input: hi('later'),
+      afterSeconds: 600,
+    });
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('busy');
+    await rt.client.runs.cancel(thread.thread_id, run.run_id);
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('idle');
+    expect((await rt.client.runs.get(thread.thread_id, run.run_id)).status).toBe('interrupted');
+    await rt.client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'user', content: 'edited' }] },
+      asNode: 'echo',
+    });
+    expect(contents((await rt.client.threads.getState(thread.thread_id)).values)).toEqual([
+      'edited',
+    ]);
+  });
+
+  it('with rollback deletes the run and leaves the thread idle; waiting for it returns', async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'echo', {
+      input: hi('later'),
+      afterSeconds: 600,
+    });
+    await rt.client.runs.cancel(thread.thread_id, run.run_id, true, 'rollback');
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('idle');
+    await expect(rt.client.runs.get(thread.thread_id, run.run_id)).rejects.toMatchObject({
+      status: 404,
+    });
+  });
+
+  it('keeps the thread busy while another run still waits on it', async () => {
+    const thread = await rt.client.threads.create();
+    const first = await rt.client.runs.create(thread.thread_id, 'echo', {
+      input: hi('one'),
+      afterSeconds: 600,
+    });
+    const second = await rt.client.runs.create(thread.thread_id, 'echo', {
+      input: hi('two'),
+      afterSeconds: 600,
+      multitaskStrategy: 'enqueue',
+    });
+    await rt.client.runs.cancel(thread.thread_id, first.run_id);
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('busy');
+    const bulk = await rt.http('/runs/cancel', {
+      method: 'POST',
+      json: { thread_id: thread.thread_id, run_ids: [second.run_id] },
+    });
+    expect(bulk.status).toBe(204);
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('idle');
+  });
+});
+
+describe('a graph built by a factory from the run config', () => {
+  it("reads and updates a thread's state with the graph its runs were built with", async () => {
+    const thread = await rt.client.threads.create();
+    const config = { configurable: { variant: 'fancy' } };
+    const result = await rt.client.runs.wait(thread.thread_id, 'factory', {
+      input: hi('question'),
+      config,
+    });
+    expect(contents(result)).toEqual(['question', 'answered by answer_fancy']);
+    // The node exists only in the graph built from the run's config.
+    const updated = await rt.client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ role: 'ai', content: 'corrected' }] },
+      asNode: 'answer_fancy',
+    });
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(state.checkpoint.checkpoint_id).toBe(
+      (updated as { checkpoint: { checkpoint_id: string } }).checkpoint.checkpoint_id,
+    );
+    expect(contents(state.values)).toEqual(['question', 'answered by answer_fancy', 'corrected']);
+    expect(state.next).toEqual([]);
+    expect(state.metadata).toMatchObject({ source: 'update', writes: { answer_fancy: {} } });
+    const history = await rt.client.threads.getHistory(thread.thread_id, { limit: 2 });
+    expect(history.map((h) => h.metadata?.source)).toEqual(['update', 'loop']);
+    // A second run continues from the edited state with the same graph.
+    const again = await rt.client.runs.wait(thread.thread_id, 'factory', {
+      input: hi('more'),
+      config,
+    });
+    expect(contents(again).at(-1)).toBe('answered by answer_fancy');
+  });
+});
+
+describe("a subgraph's pending task", () => {
+  type Task = {
+    name: string;
+    interrupts: { value: unknown }[];
+    checkpoint: Record<string, unknown> | null;
+    state: { next: string[]; checkpoint: { checkpoint_id: string } } | null;
+  };
+  const approvalTask = (tasks: unknown[]) => tasks.find((t) => (t as Task).name === 'approval');
+
+  it('names the checkpoint a client reads and resumes the subgraph with', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.wait(thread.thread_id, 'approval', { input: { request: 'leave' } });
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('interrupted');
+
+    const state = await rt.client.threads.getState(thread.thread_id);
+    const task = approvalTask(state.tasks) as Task;
+    const ns = String(task.checkpoint?.checkpoint_ns);
+    expect(ns).toMatch(/^approval:/);
+    expect(task.checkpoint).toEqual({
+      thread_id: thread.thread_id,
+      checkpoint_ns: ns,
+      checkpoint_id: null,
+      checkpoint_map: null,
+    });
+    expect(task.state).toBeNull();
+    expect(task.interrupts.map((i) => i.value)).toEqual([{ question: 'Approve LEAVE?' }]);
+    // History carries the same task checkpoint.
+    const [latest] = await rt.client.threads.getHistory(thread.thread_id, { limit: 1 });
+    expect((approvalTask(latest!.tasks) as Task).checkpoint).toEqual(task.checkpoint);
+
+    // Read the subgraph's own state with it, as a human-in-the-loop client does.
+    const inner = await rt.client.threads.getState(
+      thread.thread_id,
+      task.checkpoint as unknown as Parameters<typeof rt.client.threads.getState>[1],
+    );
+    expect(inner.next).toEqual(['ask']);
+    expect(inner.checkpoint.checkpoint_ns).toBe(ns);
+    expect(inner.values).toMatchObject({ request: 'LEAVE', answer: null });
+
+    // With subgraphs=true the task carries the subgraph's state, and its checkpoint has an id.
+    const nested = await rt.client.threads.getState(thread.thread_id, undefined, {
+      subgraphs: true,
+    });
+    const nestedTask = approvalTask(nested.tasks) as Task;
+    expect(nestedTask.state?.next).toEqual(['ask']);
+    expect(nestedTask.checkpoint).toMatchObject({
+      thread_id: thread.thread_id,
+      checkpoint_ns: ns,
+      checkpoint_id: nestedTask.state?.checkpoint.checkpoint_id,
+    });
+
+    const resumed = await rt.client.runs.wait(thread.thread_id, 'approval', {
+      command: { resume: 'yes' },
+    });
+    expect(resumed).toMatchObject({ request: 'LEAVE', answer: 'yes' });
+    expect((await rt.client.threads.get(thread.thread_id)).status).toBe('idle');
+  });
+});
+
+describe('a run naming an assistant that is neither a UUID nor a graph', () => {
+  const detail =
+    'No assistant found for "no-such-graph". Make sure the assistant ID is for a valid assistant or a valid graph ID.';
+
+  it('is 404 on every route that creates runs, and creates nothing', async () => {
+    const thread = await rt.client.threads.create();
+    const body = { assistant_id: 'no-such-graph', input: hi('x') };
+    const tid = thread.thread_id;
+    const attempts: [string, unknown][] = [
+      [`/threads/${tid}/runs`, body],
+      [`/threads/${tid}/runs/wait`, body],
+      [`/threads/${tid}/runs/stream`, body],
+      ['/runs', body],
+      ['/runs/wait', body],
+      ['/runs/stream', body],
+      ['/runs/batch', [body]],
+      ['/runs/crons', { ...body, schedule: '*/5 * * * *' }],
+      [`/threads/${tid}/runs/crons`, { ...body, schedule: '*/5 * * * *' }],
+    ];
+    for (const [path, json] of attempts) {
+      const res = await rt.http(path, { method: 'POST', json });
+      expect({ path, status: res.status, body: await res.json() }).toEqual({
+        path,
+        status: 404,
+        body: { detail },
+      });
+    }
+    await expect(
+      rt.client.runs.wait(tid, 'no-such-graph', { input: hi('x') }),
+    ).rejects.toMatchObject({ status: 404 });
+    expect(await rt.client.runs.list(tid)).toEqual([]);
+    expect((await rt.client.threads.get(tid)).status).toBe('idle');
+  });
+});
+
+describe('legacy messages mode with values', () => {
+  it("sends each step's messages/complete after that step's values event", async () => {
+    const order: string[] = [];
+    for await (const part of rt.client.runs.stream(null, 'agent', {
+      input: hi('hello there'),
+      streamMode: ['messages', 'values'],
+    })) {
+      if (part.event === 'values') order.push(`values:${contents(part.data).length}`);
+      if (part.event === 'messages/complete')
+        order.push(`complete:${(part.data as Msg[]).map((m) => m.type).join(',')}`);
+    }
+    expect(order).toEqual(['values:1', 'complete:human', 'values:2', 'complete:ai']);
+  });
+});
