@@ -13,9 +13,16 @@ import {
   type CarriedFields,
 } from '../../common/json/index.js';
 
-const RUN: CarriedFields = { input: true, command: true, config: true, context: true };
+// `{}` inside a carried member: checked all the same. Node names (`goto`) and the checkpoint
+// address in `configurable` end up in text columns.
+const COMMAND: CarriedFields = { '*': true, goto: {} };
+const CONFIG: CarriedFields = {
+  '*': true,
+  configurable: { '*': true, thread_id: {}, checkpoint_id: {}, checkpoint_ns: {} },
+};
+const RUN: CarriedFields = { input: true, command: COMMAND, config: CONFIG, context: true };
 const SUPERSTEPS: CarriedFields = {
-  supersteps: { '*': { updates: { '*': { values: true, command: true } } } },
+  supersteps: { '*': { updates: { '*': { values: true, command: COMMAND } } } },
 };
 
 /** Body members that reach a graph (or the store) as they are, by route (without the prefix). */
@@ -32,8 +39,8 @@ const CARRIED: Record<string, CarriedFields> = {
   'POST /runs/crons': RUN,
   'POST /threads/:thread_id/runs/crons': RUN,
   'PATCH /runs/crons/:cron_id': RUN,
-  'POST /assistants': { config: true, context: true },
-  'PATCH /assistants/:assistant_id': { config: true, context: true },
+  'POST /assistants': { config: CONFIG, context: true },
+  'PATCH /assistants/:assistant_id': { config: CONFIG, context: true },
   'PUT /store/items': { value: true },
 };
 

@@ -158,6 +158,19 @@ describe('strings the database cannot hold elsewhere', () => {
         ['body', 'metadata', 'k'],
       ],
       ['POST', '/runs/batch', [{ ...run, metadata: { k: LONE } }], ['body', 0, 'metadata', 'k']],
+      // Inside carried members, what ends up in text columns: the checkpoint address, node names.
+      [
+        'POST',
+        '/runs/wait',
+        { ...run, config: { configurable: { checkpoint_id: NUL } } },
+        ['body', 'config', 'configurable', 'checkpoint_id'],
+      ],
+      [
+        'POST',
+        `/threads/${threadId}/runs/wait`,
+        { assistant_id: 'echo', command: { goto: NUL } },
+        ['body', 'command', 'goto'],
+      ],
       [
         'POST',
         '/runs/crons',
