@@ -90,6 +90,11 @@ describe('values a graph sees keep NUL, lone surrogates and U+FDD0 exactly', () 
       asNode: 'echo',
     });
     expect(lastContent((await rt.client.threads.getState(threadId)).values)).toBe(TEXT);
+    const seeded = await rt.client.threads.create({
+      graphId: 'echo',
+      supersteps: [{ updates: [{ values: userInput(TEXT), asNode: '__start__' }] }],
+    });
+    expect(lastContent(seeded.values)).toBe(TEXT);
 
     const namespace = ['hostile', randomUUID().slice(0, 8)];
     const value = { text: TEXT, [TEXT]: [NUL, { [LONE]: '\ufdd0' }], marker: '\ufdd0' };
