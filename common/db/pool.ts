@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { useFastByteaArrays } from './bytea-array.js';
+import { decodeJsonOnRead } from './jsonb.js';
 import { preparingClient, StatementNames } from './prepared.js';
 
 export type Pool = pg.Pool;
@@ -8,6 +9,8 @@ export type PoolClient = pg.PoolClient;
 // Return bigint counts as numbers and timestamps as Date objects (the default).
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 useFastByteaArrays();
+// json and jsonb values are written through `jsonb()` and come back decoded (jsonb.ts).
+decodeJsonOnRead();
 
 export interface PoolOptions {
   url: string;

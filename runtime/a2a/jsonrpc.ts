@@ -1,5 +1,7 @@
 // JSON-RPC 2.0 envelopes for the A2A endpoint: request parsing and the protocol's error codes.
 // Every failure is an answer (HTTP 200) carrying the request id, or null when it is unknown.
+import { jsonDepthExceeds } from '../../common/json/index.js';
+import { MAX_JSON_DEPTH } from '../../common/limits/index.js';
 
 export const RpcCode = {
   PARSE_ERROR: -32700,
@@ -49,6 +51,16 @@ function isValidId(id: unknown): id is RpcId {
  * (-32601) or bad params (-32602) are reported as such even without an id.
  */
 export function parseRequest(raw: string): ParsedRequest {
+  // Refused before parsing, as the HTTP API does (common/json).
+  if (jsonDepthExceeds(raw))
+    return {
+      ok: false,
+      id: null,
+      error: new RpcError(
+        RpcCode.INVALID_REQUEST,
+        `Invalid Request: JSON nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
+      ),
+    };
   let body: unknown;
   try {
     body = JSON.parse(raw);

@@ -1,6 +1,7 @@
 // The A2A 0.3 shapes this endpoint reads, as zod schemas. Unknown members are tolerated (the
 // protocol grows by adding optional fields); wrong types and missing required members are not.
 import { z } from 'zod';
+import { unstorableStrings, type CarriedFields } from '../../common/json/index.js';
 import { invalidParams } from './jsonrpc.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -60,13 +61,24 @@ export type TaskQueryParams = z.infer<typeof TaskQueryParams>;
 export const TaskIdParams = z.object({ id: z.string().min(1), metadata: JsonObject.optional() });
 export type TaskIdParams = z.infer<typeof TaskIdParams>;
 
-/** Validates `params`, or throws -32602 naming every member that is wrong. */
+/** The parts of params that become graph input, which may hold any string (common/db/jsonb.ts). */
+const CARRIED: CarriedFields = { message: { parts: { '*': { text: true, data: true } } } };
+
+/**
+ * Validates `params`, or throws -32602 naming every member that is wrong, strings PostgreSQL
+ * cannot store (NUL, lone surrogates) outside the graph's input included.
+ */
 export function parseParams<T>(schema: z.ZodType<T>, params: unknown): T {
   const parsed = schema.safeParse(params ?? {});
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const where = ['params', ...issue.path.map(String)].join('.');
-    return `${where}: ${issue.message}`;
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => ({ path: issue.path, message: issue.message }));
+  for (const { path, msg } of unstorableStrings(params, CARRIED))
+    problems.push({ path, message: msg });
+  if (parsed.success && !problems.length) return parsed.data;
+  const described = problems.map(({ path, message }) => {
+    const where = ['params', ...path.map(String)].join('.');
+    return `${where}: ${message}`;
   });
-  throw invalidParams(`Invalid params: ${problems.join('; ')}`);
+  throw invalidParams(`Invalid params: ${described.join('; ')}`);
 }

@@ -8,6 +8,7 @@ import {
   type Pool,
 } from '../../common/db/index.js';
 import { AppError, conflict, invalid, notFound } from '../../common/errors/index.js';
+import { MAX_INT4 } from '../../common/limits/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import {
   graphDrawing,
@@ -217,7 +218,8 @@ export class AssistantService {
 
   async setLatest(idOrGraph: string, version: number): Promise<AssistantRow> {
     const id = this.resolveId(idOrGraph);
-    const row = await this.deps.store.setLatest(id, version);
+    // Versions are integers in the database: a larger one cannot exist.
+    const row = version <= MAX_INT4 ? await this.deps.store.setLatest(id, version) : undefined;
     if (row) return row;
     if (!(await this.deps.store.get(id))) throw notFound('Assistant not found');
     throw notFound('Assistant version not found');

@@ -1,6 +1,7 @@
 // SQL for assistants and their version log. Nothing outside this file writes these tables.
 import {
   SqlParams,
+  jsonb,
   isoFromUtcText,
   utcText,
   whereClause,
@@ -49,7 +50,7 @@ type Queryable = Pool | PoolClient;
 function filterConditions(filter: AssistantFilter, params: SqlParams): string[] {
   const conditions: string[] = [];
   if (filter.metadata && Object.keys(filter.metadata).length) {
-    conditions.push(`metadata @> ${params.add(JSON.stringify(filter.metadata))}::jsonb`);
+    conditions.push(`metadata @> ${params.add(jsonb(filter.metadata))}::jsonb`);
   }
   if (filter.graph_id) conditions.push(`graph_id = ${params.add(filter.graph_id)}`);
   if (filter.name) conditions.push(`name ILIKE ${params.add(`%${escapeLike(filter.name)}%`)}`);
@@ -96,9 +97,9 @@ export class AssistantStore {
         values.graph_id,
         values.name,
         values.description,
-        values.config,
-        values.context,
-        values.metadata,
+        jsonb(values.config),
+        jsonb(values.context),
+        jsonb(values.metadata),
       ],
     );
     return rows[0];
@@ -209,9 +210,9 @@ export class AssistantStore {
         next.graph_id,
         next.name,
         next.description,
-        next.config,
-        next.context,
-        next.metadata,
+        jsonb(next.config),
+        jsonb(next.context),
+        jsonb(next.metadata),
       ],
     );
     const { rows } = await db.query<AssistantRow>(
@@ -223,9 +224,9 @@ export class AssistantStore {
         next.graph_id,
         next.name,
         next.description,
-        next.config,
-        next.context,
-        next.metadata,
+        jsonb(next.config),
+        jsonb(next.context),
+        jsonb(next.metadata),
         version,
       ],
     );
@@ -250,7 +251,7 @@ export class AssistantStore {
     const params = new SqlParams();
     const conditions = [`assistant_id = ${params.add(assistantId)}`];
     if (options.metadata && Object.keys(options.metadata).length) {
-      conditions.push(`metadata @> ${params.add(JSON.stringify(options.metadata))}::jsonb`);
+      conditions.push(`metadata @> ${params.add(jsonb(options.metadata))}::jsonb`);
     }
     const { rows } = await this.pool.query<Omit<AssistantRow, 'updated_at'>>(
       `SELECT assistant_id, version, graph_id, name, description, config, context, metadata, created_at

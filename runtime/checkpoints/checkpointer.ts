@@ -17,7 +17,7 @@ import type {
   PendingWrite,
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import type { Pool } from '../../common/db/index.js';
+import { jsonb, type Pool } from '../../common/db/index.js';
 import { randomHex } from '../../common/ids/index.js';
 import { CheckpointDeferral } from './deferred.js';
 import {
@@ -232,8 +232,9 @@ export class GraphdockCheckpointer extends PostgresSaver {
       checkpoint_ns,
       checkpoint.id,
       checkpoint_id,
-      this._dumpCheckpoint(checkpoint),
-      serializedMetadata,
+      // jsonb() keeps strings PostgreSQL's jsonb refuses (a state update's NUL, say).
+      jsonb(this._dumpCheckpoint(checkpoint)),
+      jsonb(serializedMetadata),
     ];
     const deferral = deferralOf(config);
     if (deferral) deferral.add((pending) => pending.addCheckpoint(row, blobs));

@@ -1,6 +1,7 @@
 // The `langgraph.json` schema, as the official CLI defines it. Unknown keys are errors so that a
 // typo never silently turns a setting off.
 import { z } from 'zod';
+import { MAX_TTL_MINUTES } from '../../common/limits/index.js';
 
 const GraphEntry = z.union([
   z.string().min(1),
@@ -75,7 +76,7 @@ const StoreConfig = z.strictObject({
   ttl: z
     .strictObject({
       refresh_on_read: z.boolean().optional(),
-      default_ttl: z.number().positive().nullable().optional(),
+      default_ttl: z.number().positive().max(MAX_TTL_MINUTES).nullable().optional(),
       sweep_interval_minutes: z.number().positive().nullable().optional(),
     })
     .optional(),
@@ -86,7 +87,7 @@ const CheckpointerConfig = z.strictObject({
   ttl: z
     .strictObject({
       strategy: z.enum(['delete', 'keep_latest']).optional(),
-      default_ttl: z.number().positive().nullable().optional(),
+      default_ttl: z.number().positive().max(MAX_TTL_MINUTES).nullable().optional(),
       sweep_interval_minutes: z.number().positive().nullable().optional(),
       sweep_limit: z.number().int().positive().optional(),
     })

@@ -1,5 +1,11 @@
 // SQL for crons. Nothing outside this file reads or writes the table.
-import { SqlParams, whereClause, type Pool, type PoolClient } from '../../common/db/index.js';
+import {
+  SqlParams,
+  jsonb,
+  whereClause,
+  type Pool,
+  type PoolClient,
+} from '../../common/db/index.js';
 import type { CronField } from './schemas.js';
 
 export interface CronRow {
@@ -37,7 +43,7 @@ function conditions(filter: CronFilter, params: SqlParams): string[] {
   if (filter.thread_id) where.push(`thread_id = ${params.add(filter.thread_id)}`);
   if (filter.enabled !== undefined) where.push(`enabled = ${params.add(filter.enabled)}`);
   if (filter.metadata && Object.keys(filter.metadata).length)
-    where.push(`metadata @> ${params.add(filter.metadata)}::jsonb`);
+    where.push(`metadata @> ${params.add(jsonb(filter.metadata))}::jsonb`);
   return where;
 }
 
@@ -60,8 +66,8 @@ export class CronStore {
         cron.end_time,
         cron.enabled,
         cron.on_run_completed,
-        cron.payload,
-        cron.metadata,
+        jsonb(cron.payload),
+        jsonb(cron.metadata),
         cron.next_run_date,
       ],
     );
@@ -109,8 +115,8 @@ export class CronStore {
         fields.end_time,
         fields.enabled,
         fields.on_run_completed,
-        fields.payload,
-        fields.metadata,
+        jsonb(fields.payload),
+        jsonb(fields.metadata),
         fields.next_run_date,
       ],
     );

@@ -20,6 +20,7 @@ import { webhookRoutes, type WebhookDeliveries } from '../webhooks/index.js';
 import { registerApiKeyAuth } from './auth.js';
 import { registerCors } from './cors.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { parseJsonBody, registerStorableStrings } from './json-input.js';
 import { metaRoutes, type MetaInfo } from './meta-routes.js';
 import { registerHttpMetrics } from './metrics.js';
 import { enabledGroups, type RouteGroup } from './route-groups.js';
@@ -41,20 +42,6 @@ export interface AppDeps {
   /** Route groups of other contexts, mounted after the core API under the same prefix. */
   routeGroups?: RouteGroup[];
   checkDb: () => Promise<void>;
-}
-
-/** Bodies are JSON whatever the declared content type (the official server does not check it). */
-function parseJsonBody(
-  _req: unknown,
-  body: string,
-  done: (err: Error | null, value?: unknown) => void,
-): void {
-  if (body.trim() === '') return done(null, undefined);
-  try {
-    done(null, JSON.parse(body));
-  } catch (err) {
-    done(err as Error);
-  }
 }
 
 /** `/api/` → `/api`; a prefix without its leading slash gets one. */
@@ -85,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const prefix = mountPrefix(deps.http.mount_prefix);
   await registerCors(app, deps.http.cors);
   registerApiKeyAuth(app, deps.apiKeys, prefix);
+  registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);
 
   const meta = !deps.http.disable_meta;

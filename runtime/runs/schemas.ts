@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_DELAY_SECONDS } from '../../common/limits/index.js';
 import { THREAD_STREAM_MODES } from './thread-stream.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -58,7 +59,7 @@ export const RunCreate = z.object({
   if_not_exists: z.enum(['reject', 'create']).nullish(),
   on_disconnect: z.enum(['cancel', 'continue']).nullish(),
   on_completion: z.enum(['delete', 'keep']).nullish(),
-  after_seconds: z.number().min(0).nullish(),
+  after_seconds: z.number().min(0).max(MAX_DELAY_SECONDS).nullish(),
   // Any string: the webhooks context's validator names the URL rule a bad one breaks.
   webhook: z.string().nullish(),
   feedback_keys: z.array(z.string()).nullish(),

@@ -1,5 +1,7 @@
 // SQL for runs and their event log. Nothing outside this file writes these tables.
 import {
+  encodeJsonText,
+  jsonb,
   withTransaction,
   type ColumnRead,
   type EmbeddedRead,
@@ -97,12 +99,15 @@ export function dataJson(event: RunEvent): string {
   return event.json ?? encodeData(event.data);
 }
 
-/** A batch of events as the JSON array the log's INSERT reads; each event's data is encoded once. */
+/**
+ * A batch of events as the JSON array the log's INSERT reads; each event's data is encoded once.
+ * json_to_recordset() refuses NUL and lone surrogate escapes: those are stored encoded (jsonb()).
+ */
 export function eventsJson(events: RunEvent[]): string {
   const items = events.map(
     (e) => `{"seq":${e.seq},"event":${JSON.stringify(e.event)},"data":${dataJson(e)}}`,
   );
-  return `[${items.join(',')}]`;
+  return encodeJsonText(`[${items.join(',')}]`);
 }
 
 type Queryable = Pool | PoolClient;
@@ -173,7 +178,7 @@ function finishWith(
   const values: unknown[] = [
     runId,
     status,
-    error,
+    error && jsonb(error),
     eventsJson(closing.events),
     closing.notify.channel,
     closing.notify.payload,
@@ -234,8 +239,8 @@ export class RunStore {
       run.run_id,
       run.thread_id,
       run.assistant_id,
-      run.metadata,
-      run.kwargs,
+      jsonb(run.metadata),
+      jsonb(run.kwargs),
       run.multitask_strategy,
       run.after_seconds,
       eventsJson(opening.events),
@@ -329,7 +334,7 @@ export class RunStore {
     const { rows } = await this.pool.query<RunRow>(
       `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND metadata @> $2::jsonb
        ORDER BY created_at DESC, run_id DESC LIMIT 1`,
-      [threadId, JSON.stringify(metadata)],
+      [threadId, jsonb(metadata)],
     );
     return rows[0];
   }
@@ -434,13 +439,13 @@ export class RunStore {
           [
             runId,
             status,
-            error,
+            error && jsonb(error),
             eventsJson(closing.events),
             closing.notify.channel,
             closing.notify.payload,
           ],
         )
-      : await (db ?? this.pool).query<MaybeRun>(FINISH_RUN, [runId, status, error]);
+      : await (db ?? this.pool).query<MaybeRun>(FINISH_RUN, [runId, status, error && jsonb(error)]);
     if (closing) this.announce(notifyHere, closing.notify);
     const finished = rows.filter((r): r is RunRow => r.run_id !== null);
     if (db && finished.length) await this.onFinished?.(finished, db);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TTL_MINUTES } from '../../common/limits/index.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 
@@ -31,7 +32,7 @@ export const StorePut = z.object({
   /** false: not embedded; a list: the fields to embed instead of `store.index.fields`. */
   index: z.union([z.literal(false), z.array(z.string().min(1))]).nullish(),
   /** Minutes until the item expires; null never expires; omitted uses `store.ttl.default_ttl`. */
-  ttl: z.number().positive().nullish(),
+  ttl: z.number().positive().max(MAX_TTL_MINUTES).nullish(),
 });
 
 export const StoreGetQuery = z.object({

@@ -1,5 +1,12 @@
 // SQL for the store: items addressed by (namespace, key), their embeddings, expiry.
-import { SqlParams, whereClause, type Pool, type PoolClient } from '../../common/db/index.js';
+import {
+  SqlParams,
+  jsonb,
+  whereClause,
+  type Pool,
+  type PoolClient,
+} from '../../common/db/index.js';
+import { MAX_INT4 } from '../../common/limits/index.js';
 import { cubeArrayLiteral, similaritySql, squaredNorm } from './vectors.js';
 
 type Queryable = Pool | PoolClient;
@@ -71,8 +78,10 @@ function prefixCondition(prefix: string[], params: SqlParams): string | undefine
 }
 
 function fieldCondition(condition: FieldCondition, params: SqlParams): string {
-  const field = `i.value #> ${params.add(condition.path)}::text[]`;
-  const value = `${params.add(JSON.stringify(condition.value))}::jsonb`;
+  // Keys are stored encoded (see common/db/jsonb.ts), so the path is too.
+  const path = condition.path.map((key) => JSON.parse(jsonb(key)) as string);
+  const field = `i.value #> ${params.add(path)}::text[]`;
+  const value = `${params.add(jsonb(condition.value))}::jsonb`;
   if (condition.op === '=') return `${field} = ${value}`;
   if (condition.op === '<>') return `${field} IS DISTINCT FROM ${value}`;
   // jsonb orders values of different types by type; a range only compares like with like.
@@ -113,7 +122,7 @@ export class ItemStore {
          ttl_minutes = EXCLUDED.ttl_minutes, expires_at = EXCLUDED.expires_at,
          -- an expired item that was not swept yet is replaced as if it were new
          created_at = CASE WHEN store_items.expires_at <= now() THEN now() ELSE store_items.created_at END`,
-      [prefix, row.key, row.namespace, row.value, row.ttlMinutes],
+      [prefix, row.key, row.namespace, jsonb(row.value), row.ttlMinutes],
     );
     await db.query('DELETE FROM store_vectors WHERE prefix = $1 AND key = $2', [prefix, row.key]);
     if (row.vectors.length) {
@@ -196,7 +205,7 @@ export class ItemStore {
     const depth =
       query.maxDepth === undefined
         ? 'i.namespace'
-        : `i.namespace[1:${params.add(query.maxDepth)}::int]`;
+        : `i.namespace[1:${params.add(Math.min(query.maxDepth, MAX_INT4))}::int]`;
     const { rows } = await this.pool.query<{ namespace: string[] }>(
       `SELECT DISTINCT ${depth} AS namespace FROM store_items i ${whereClause(conditions)}
        ORDER BY namespace LIMIT ${params.add(query.limit)} OFFSET ${params.add(query.offset)}`,

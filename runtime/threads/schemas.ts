@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TTL_MINUTES } from '../../common/limits/index.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 const ThreadId = z.uuid().transform((id) => id.toLowerCase());
@@ -47,9 +48,10 @@ export const ThreadIdParams = z.object({
 });
 export const CheckpointParams = ThreadIdParams.extend({ checkpoint_id: z.string().min(1) });
 
+const Minutes = z.number().positive().max(MAX_TTL_MINUTES);
 const Ttl = z.union([
-  z.number().positive(),
-  z.object({ ttl: z.number().positive(), strategy: z.enum(['delete', 'keep_latest']).nullish() }),
+  Minutes,
+  z.object({ ttl: Minutes, strategy: z.enum(['delete', 'keep_latest']).nullish() }),
 ]);
 
 const CommandInput = z.object({

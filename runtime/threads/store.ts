@@ -1,6 +1,7 @@
 // SQL for the threads table. Nothing outside this file writes it.
 import {
   SqlParams,
+  jsonb,
   whereClause,
   type EmbeddedStatement,
   type Pool,
@@ -72,10 +73,10 @@ export interface ThreadWithStateCache {
 function conditions(filter: ThreadFilter, params: SqlParams): string[] {
   const out: string[] = [];
   if (filter.metadata && Object.keys(filter.metadata).length) {
-    out.push(`metadata @> ${params.add(JSON.stringify(filter.metadata))}::jsonb`);
+    out.push(`metadata @> ${params.add(jsonb(filter.metadata))}::jsonb`);
   }
   if (filter.values && Object.keys(filter.values).length) {
-    out.push(`"values" @> ${params.add(JSON.stringify(filter.values))}::jsonb`);
+    out.push(`"values" @> ${params.add(jsonb(filter.values))}::jsonb`);
   }
   if (filter.status) out.push(`status = ${params.add(filter.status)}`);
   if (filter.ids?.length) out.push(`thread_id = ANY(${params.add(filter.ids)}::uuid[])`);
@@ -112,7 +113,7 @@ export class ThreadStore {
         ON CONFLICT (thread_id) DO NOTHING RETURNING ${COLUMNS}`,
       values: [
         threads.map((t) => t.thread_id),
-        threads.map((t) => t.metadata),
+        threads.map((t) => jsonb(t.metadata)),
         threads.map((t) => t.ttl?.minutes ?? null),
         threads.map((t) => t.ttl?.strategy ?? null),
         threads.map((t) => t.status ?? 'idle'),
@@ -176,7 +177,7 @@ export class ThreadStore {
   async saveStateCache(threadId: string, key: string, state: unknown): Promise<void> {
     await this.pool.query(
       'UPDATE threads SET state_cache = $2, state_cache_key = $3 WHERE thread_id = $1',
-      [threadId, JSON.stringify(state), key],
+      [threadId, jsonb(state), key],
     );
   }
 
@@ -196,7 +197,7 @@ export class ThreadStore {
     const id = params.add(threadId);
     const sets = ['updated_at = now()'];
     if (patch.metadata)
-      sets.push(`metadata = metadata || ${params.add(JSON.stringify(patch.metadata))}::jsonb`);
+      sets.push(`metadata = metadata || ${params.add(jsonb(patch.metadata))}::jsonb`);
     if (patch.ttl) {
       const minutes = params.add(patch.ttl.minutes);
       sets.push(
@@ -254,7 +255,7 @@ export class ThreadStore {
       sql: (first) =>
         `UPDATE threads SET status = 'busy', metadata = metadata || $${first + 1}::jsonb, updated_at = now()
          WHERE thread_id = $${first}${onlyIf ? ` AND ${onlyIf.sql(first + 2)}` : ''} RETURNING thread_id`,
-      values: [threadId, JSON.stringify(metadata), ...(onlyIf?.values ?? [])],
+      values: [threadId, jsonb(metadata), ...(onlyIf?.values ?? [])],
     };
   }
 
@@ -305,7 +306,7 @@ export class ThreadStore {
     const { rows } = await db.query<{ runs_pending: boolean }>(settleSql(1, state !== undefined), [
       threadId,
       settled,
-      error === undefined || error === null ? null : JSON.stringify(error),
+      error === undefined || error === null ? null : jsonb(error),
       null,
       ...(state ? stateParams(state) : []),
     ]);
@@ -334,7 +335,7 @@ export class ThreadStore {
   ): Promise<string[]> {
     const { rows } = await db.query<{ thread_id: string }>(
       'SELECT thread_id FROM threads WHERE metadata @> $1::jsonb',
-      [JSON.stringify(metadata)],
+      [jsonb(metadata)],
     );
     return rows.map((r) => r.thread_id);
   }
@@ -461,7 +462,7 @@ function insertParams(
   ttl: Ttl | undefined,
   status: ThreadStatus,
 ): unknown[] {
-  return [threadId, metadata, ttl?.minutes ?? null, ttl?.strategy ?? null, status];
+  return [threadId, jsonb(metadata), ttl?.minutes ?? null, ttl?.strategy ?? null, status];
 }
 
 /**
@@ -487,9 +488,9 @@ function settleSql(first: number, withState: boolean): string {
 
 function stateParams(state: ThreadStateColumns): unknown[] {
   return [
-    JSON.stringify(state.values ?? null),
-    state.interrupts,
-    state.cache ? JSON.stringify(state.cache.body) : null,
+    jsonb(state.values ?? null),
+    jsonb(state.interrupts),
+    state.cache ? jsonb(state.cache.body) : null,
     state.cache?.key ?? null,
   ];
 }

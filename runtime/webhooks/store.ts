@@ -1,5 +1,5 @@
 // SQL for the webhook outbox and its attempt log. Nothing outside this file writes these tables.
-import type { Pool, PoolClient } from '../../common/db/index.js';
+import { jsonb, type Pool, type PoolClient } from '../../common/db/index.js';
 import type { RunSnapshot } from './payload.js';
 
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
@@ -53,7 +53,7 @@ export class WebhookStore {
        SELECT d.run_id, d.thread_id, d.url, d.run, d.stateful
        FROM jsonb_to_recordset($1::jsonb) AS d(run_id uuid, thread_id uuid, url text, run jsonb, stateful boolean)
        ON CONFLICT (run_id) DO NOTHING`,
-      [JSON.stringify(deliveries)],
+      [jsonb(deliveries)],
     );
     return rowCount ?? 0;
   }
