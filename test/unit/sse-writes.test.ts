@@ -34,7 +34,11 @@ function fakeHttp() {
     raw: { socket: new EventEmitter() },
     log: { warn: () => undefined },
   } as unknown as FastifyRequest;
-  const reply = { hijack: () => undefined, raw: res } as unknown as FastifyReply;
+  const reply = {
+    hijack: () => undefined,
+    getHeaders: () => ({}),
+    raw: res,
+  } as unknown as FastifyReply;
   return { calls, request, reply };
 }
 
