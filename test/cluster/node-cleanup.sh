@@ -28,6 +28,16 @@ node_pids() {
   done
 }
 
+# Sockets the node's live shims listen on in containerd's fixed folder: a killed shim leaves its
+# socket file behind.
+shim_sockets=""
+for p in /proc/[0-9]*; do
+  grep -qsF -- "$SOCKET" "$p/cmdline" || continue
+  for inode in $(find "$p/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n'); do
+    shim_sockets="$shim_sockets $(awk -v i="$inode" '$7 == i && index($8, "/run/containerd/s/") == 1 {print $8}' "$p/net/unix" 2>/dev/null)"
+  done
+done
+
 for _ in $(seq 1 50); do
   pids=$(node_pids | sort -u | grep -v "^$$\$" || true)
   live=""
@@ -38,8 +48,9 @@ for _ in $(seq 1 50); do
   sleep 0.1
 done
 
-# A shim killed before it could clean up leaves its socket in containerd's fixed folder; its
-# name is sha256(<containerd socket>/<namespace>/<task id>).
+# shellcheck disable=SC2086
+[[ -n ${shim_sockets// /} ]] && rm -f $shim_sockets
+# Same for shims already gone: a socket's name is sha256(<containerd socket>/<namespace>/<id>).
 for ns_dir in "$STATE_DIR"/io.containerd.runtime.v2.task/*; do
   [[ -d $ns_dir ]] || continue
   for task in "$ns_dir"/*; do
