@@ -258,7 +258,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       );
 
     const nodeNames = Array.from({ length: options.nodes ?? 3 }, (_, i) => `kwok-node-${i}`);
-    await kubectl(['apply', '-f', '-'], { input: nodeManifests(nodeNames) });
+    // nodes: 0 (only a real node) has nothing to apply, and kubectl refuses an empty list.
+    if (nodeNames.length > 0) {
+      await kubectl(['apply', '-f', '-'], { input: nodeManifests(nodeNames) });
+    }
     await waitFor('fake nodes Ready', all, async () => {
       const out = await kubectl([
         'get',
