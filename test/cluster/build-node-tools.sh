@@ -10,6 +10,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# CI's environment may lack the sbin folders where Debian puts runc, iptables and conntrack.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 # One pinned Kubernetes version for the whole cluster: read it from build-tools.sh.
 K8S_VERSION=$(sed -n 's/^K8S_VERSION=\([^ ]*\).*/\1/p' "$HERE/build-tools.sh")
 GGCR_VERSION=v0.20.7 # github.com/google/go-containerregistry
