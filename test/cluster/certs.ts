@@ -24,7 +24,12 @@ export interface ClientCert {
   keyPath: string;
 }
 
-export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
+/** `extraIps`: more addresses the apiserver is reached on (the real node's side of its link). */
+export async function createPki(
+  dir: string,
+  serviceIp: string,
+  extraIps: string[] = [],
+): Promise<Pki> {
   const pki: Pki = {
     dir,
     caCert: join(dir, 'ca.crt'),
@@ -53,6 +58,7 @@ export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
   const altNames = [
     'IP:127.0.0.1',
     `IP:${serviceIp}`,
+    ...extraIps.map((ip) => `IP:${ip}`),
     'DNS:localhost',
     'DNS:kubernetes',
     'DNS:kubernetes.default',

@@ -1,6 +1,6 @@
 // Command lines and manifests of the cluster's components.
 import { join } from 'node:path';
-import type { Pki } from './certs.js';
+import type { ClientCert, Pki } from './certs.js';
 
 export const SERVICE_CIDR = '10.96.0.0/16';
 export const SERVICE_IP = '10.96.0.1';
@@ -10,11 +10,29 @@ export function apiserverArgs(o: {
   pki: Pki;
   etcdUrl: string;
   apiPort: number;
+  /** With a real node: where its kubelet, kube-proxy and pods reach the apiserver. */
+  realNode?: { hostIp: string; kubeletClient: ClientCert };
 }): string[] {
+  const node = o.realNode;
   return [
     `--etcd-servers=${o.etcdUrl}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
+    ...(node
+      ? [
+          // The node lives in its own network namespace and reaches the apiserver on the host
+          // end of its veth link; the `kubernetes` Service points there for pods.
+          '--bind-address=0.0.0.0',
+          `--advertise-address=${node.hostIp}`,
+          `--kubelet-client-certificate=${node.kubeletClient.certPath}`,
+          `--kubelet-client-key=${node.kubeletClient.keyPath}`,
+          '--kubelet-preferred-address-types=InternalIP',
+        ]
+      : [
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          // The `kubernetes` Service's endpoints would point at 127.0.0.1, which endpoint
+          // validation refuses; nothing reaches the apiserver through that Service here.
+          '--endpoint-reconciler-type=none',
+        ]),
     `--secure-port=${o.apiPort}`,
     `--cert-dir=${join(o.dir, 'apiserver-certs')}`,
     `--tls-cert-file=${o.pki.serverCert}`,
@@ -25,9 +43,6 @@ export function apiserverArgs(o: {
     `--service-account-key-file=${o.pki.serviceAccountPub}`,
     `--service-account-signing-key-file=${o.pki.serviceAccountKey}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
-    // The `kubernetes` Service's endpoints would point at 127.0.0.1, which endpoint validation
-    // refuses; nothing in the tests reaches the apiserver through that Service.
-    '--endpoint-reconciler-type=none',
     '--allow-privileged=true',
     '--profiling=false',
     '--v=1',

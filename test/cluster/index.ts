@@ -1,11 +1,14 @@
 // The one entry point tests and benchmarks use to get a real, local Kubernetes control plane:
 // etcd + kube-apiserver (TLS, RBAC) + kube-controller-manager + kube-scheduler + kwok (fake,
-// always-Ready nodes whose pods become Running/Ready with no container runtime).
+// always-Ready nodes whose pods become Running/Ready with no container runtime), and on request
+// one real node (kubelet + containerd + runc + CNI + kube-proxy; see node.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki, issueClientCert, writeKubeconfig } from './certs.js';
 import { apiserverArgs, nodeManifests, SERVICE_CIDR, SERVICE_IP } from './components.js';
+import { cleanupNode, planRealNode, startRealNode, type NodePlan, type RealNode } from './node.js';
 import { ClusterProcess } from './process.js';
 import {
   distinctFreePorts,
@@ -15,9 +18,10 @@ import {
   waitFor,
   type CommandOptions,
 } from './support.js';
-import { ensureTools } from './tools.js';
+import { ensureNodeTools, ensureTools } from './tools.js';
 
-export { ensureTools } from './tools.js';
+export { ensureNodeTools, ensureTools } from './tools.js';
+export { BUSYBOX_IMAGE, POD_CIDR, REAL_NODE_LABEL } from './node.js';
 export type { CommandOptions } from './support.js';
 
 export interface ClusterOptions {
@@ -25,6 +29,12 @@ export interface ClusterOptions {
   nodes?: number;
   /** Folder holding the binaries; default: ensureTools() (builds once, then cached). */
   binDir?: string;
+  /**
+   * Also start one real node (label graphdock.test/node=real) whose pods run as containers:
+   * needs root, and the tools of build-node-tools.sh (default: ensureNodeTools()).
+   */
+  realNode?: boolean;
+  nodeBinDir?: string;
 }
 
 export interface Cluster {
@@ -46,6 +56,23 @@ export interface Cluster {
   restartApiserver(options?: { downMs?: number; crash?: boolean }): Promise<void>;
   /** Names of the fake nodes. */
   nodeNames: string[];
+  /** The real node, when started: its name, its folder of tools (images/*.oci.tar) and more. */
+  realNode?: { name: string; nodeIp: string; netns: string; cgroup: string; nodeBinDir: string };
+  /**
+   * Imports an image archive (OCI image layout in a tar, or `docker save` format) into the real
+   * node's containerd, for pods with imagePullPolicy Never/IfNotPresent; resolves to the image
+   * names it held. Rejects when the cluster has no real node.
+   */
+  loadImage(archivePath: string): Promise<string[]>;
+  /**
+   * `kubectl port-forward --address 127.0.0.1 <target> :<remotePort>` (target: pod/x, svc/y, ...):
+   * resolves once it listens, with the local port; close() ends it (stop() ends any left open).
+   */
+  portForward(
+    target: string,
+    remotePort: number,
+    options?: { namespace?: string },
+  ): Promise<{ port: number; close(): Promise<void> }>;
   /** Throw-away folder with certificates, etcd data and logs/<component>.log; removed by stop(). */
   workDir: string;
   /** Process ids of the running components (etcd, apiserver, controllers, kwok). */
@@ -55,18 +82,31 @@ export interface Cluster {
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const binDir = options.binDir ?? (await ensureTools());
+  const nodeBinDir = options.realNode
+    ? (options.nodeBinDir ?? (await ensureNodeTools()))
+    : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'graphdock-cluster-'));
   const logDir = join(dir, 'logs');
   const processes: ClusterProcess[] = [];
   const watchdog = startWatchdog(dir);
-  const killAll = (): void => processes.forEach((p) => p.killNow());
+  const plan: NodePlan | undefined = options.realNode ? planRealNode(dir) : undefined;
+  let realNode: RealNode | undefined;
+  const forwards = new Set<ChildProcess>();
+  const killAll = (): void => {
+    forwards.forEach((f) => f.kill('SIGKILL'));
+    processes.forEach((p) => p.killNow());
+  };
   process.once('exit', killAll);
 
   let stopping: Promise<void> | undefined;
   const stopAll = (): Promise<void> => (stopping ??= stopEverything());
   const stopEverything = async (): Promise<void> => {
     process.off('exit', killAll);
-    // Reverse start order: controllers first, etcd last, so none of them logs a storm of errors.
+    forwards.forEach((f) => f.kill('SIGKILL'));
+    // The node first, while the apiserver still answers it; then the control plane in reverse
+    // start order: controllers first, etcd last, so none of them logs a storm of errors.
+    if (realNode) await realNode.stop();
+    else if (plan) await cleanupNode(plan);
     for (const child of [...processes].reverse()) await child.stop();
     watchdog.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -82,10 +122,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ];
     const server = `https://127.0.0.1:${apiPort}`;
     mkdirSync(join(dir, 'pki'));
-    const pki = await createPki(join(dir, 'pki'), SERVICE_IP).catch((error: unknown) => {
-      throw new Error(`certificate generation failed (is openssl installed?): ${String(error)}`);
-    });
+    const pki = await createPki(join(dir, 'pki'), SERVICE_IP, plan ? [plan.hostIp] : []).catch(
+      (error: unknown) => {
+        throw new Error(`certificate generation failed (is openssl installed?): ${String(error)}`);
+      },
+    );
     const admin = await issueClientCert(pki, 'graphdock-admin', ['system:masters']);
+    const kubeletClient = plan
+      ? await issueClientCert(pki, 'kube-apiserver-kubelet-client', ['system:masters'])
+      : undefined;
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
     await writeKubeconfig(kubeconfigPath, server, pki, 'graphdock-admin', admin);
 
@@ -126,7 +171,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         name: 'kube-apiserver',
         command: bin('kube-apiserver'),
         logDir,
-        args: apiserverArgs({ dir, pki, etcdUrl, apiPort }),
+        args: apiserverArgs({
+          dir,
+          pki,
+          etcdUrl,
+          apiPort,
+          realNode: plan && kubeletClient ? { hostIp: plan.hostIp, kubeletClient } : undefined,
+        }),
       }),
     );
     const apiserverReady = (): Promise<void> =>
@@ -207,7 +258,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       );
 
     const nodeNames = Array.from({ length: options.nodes ?? 3 }, (_, i) => `kwok-node-${i}`);
-    await kubectl(['apply', '-f', '-'], { input: nodeManifests(nodeNames) });
+    // nodes: 0 (only a real node) has nothing to apply, and kubectl refuses an empty list.
+    if (nodeNames.length > 0) {
+      await kubectl(['apply', '-f', '-'], { input: nodeManifests(nodeNames) });
+    }
     await waitFor('fake nodes Ready', all, async () => {
       const out = await kubectl([
         'get',
@@ -224,12 +278,53 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       await kubectl(['get', 'serviceaccount', 'default', '-n', 'default']);
       return true;
     });
+    if (plan && nodeBinDir) {
+      realNode = await startRealNode({
+        plan,
+        nodeBinDir,
+        pki,
+        apiPort,
+        logDir,
+        track,
+        controlPlane: all,
+        kubectl,
+      });
+    }
 
     return {
       kubeconfigPath,
       server,
       binDir,
       nodeNames,
+      realNode:
+        plan && nodeBinDir
+          ? {
+              name: plan.name,
+              nodeIp: plan.nodeIp,
+              netns: plan.netns,
+              cgroup: plan.cgroup,
+              nodeBinDir,
+            }
+          : undefined,
+      portForward: (target, remotePort, { namespace } = {}) =>
+        portForward(
+          bin('kubectl'),
+          [
+            '--kubeconfig',
+            kubeconfigPath,
+            ...(namespace ? ['-n', namespace] : []),
+            'port-forward',
+            '--address',
+            '127.0.0.1',
+            target,
+            `:${remotePort}`,
+          ],
+          forwards,
+        ),
+      loadImage: (archivePath) => {
+        if (!realNode) return Promise.reject(new Error('this cluster has no real node'));
+        return realNode.loadImage(archivePath);
+      },
       workDir: dir,
       pids: () => processes.filter((p) => p.running).map((p) => p.pid ?? 0),
       kubectl,
@@ -258,4 +353,40 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await stopAll();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs}`);
   }
+}
+
+function portForward(
+  kubectl: string,
+  args: string[],
+  forwards: Set<ChildProcess>,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const child = spawn(kubectl, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwards.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => forwards.delete(child));
+  const close = async (): Promise<void> => {
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      void close();
+      reject(new Error(`kubectl ${args.join(' ')}: no listener after 30 s: ${err}`));
+    }, 30_000);
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ port: Number(match[1]), close });
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`kubectl ${args.join(' ')} exited: ${err.trim()}`));
+    });
+  });
 }

@@ -1,6 +1,7 @@
 // Small process and HTTP helpers for the cluster harness.
 import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { request } from 'node:https';
 import { freePort } from '../../common/db/index.js';
 import type { Pki, ClientCert } from './certs.js';
@@ -97,13 +98,16 @@ export async function distinctFreePorts(count: number): Promise<number[]> {
 
 /**
  * A detached shell that outlives a crashed test worker: when this Node process disappears
- * without calling stop(), it kills the cluster's processes (pids file) and removes the folder.
+ * without calling stop(), it kills the cluster's processes (pids file), undoes a real node's
+ * containers, mounts, cgroups and network namespace (node-cleanup.sh), and removes the folder.
  */
 export function startWatchdog(dir: string): ReturnType<typeof spawn> {
   const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done
 [ -f "$1/pids" ] && kill -9 $(cat "$1/pids") 2>/dev/null
+[ -f "$1/node/node.env" ] && bash "$2" "$1/node"
 rm -rf "$1"`;
-  const child = spawn('bash', ['-c', script, 'graphdock-cluster-watchdog', dir], {
+  const cleanup = join(import.meta.dirname, 'node-cleanup.sh');
+  const child = spawn('bash', ['-c', script, 'graphdock-cluster-watchdog', dir, cleanup], {
     detached: true,
     stdio: 'ignore',
   });

@@ -5,6 +5,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const BUILD_SCRIPT = join(import.meta.dirname, 'build-tools.sh');
+export const NODE_BUILD_SCRIPT = join(import.meta.dirname, 'build-node-tools.sh');
+/** What a real node needs besides the control plane (build-node-tools.sh). */
+export const NODE_TOOL_NAMES = [
+  'kubelet',
+  'kube-proxy',
+  'oci-image',
+  'images/pause.oci.tar',
+  'images/busybox.oci.tar',
+] as const;
 export const TOOL_NAMES = [
   'etcd',
   'kube-apiserver',
@@ -15,6 +24,7 @@ export const TOOL_NAMES = [
   'helm',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
+const CONTROL_PLANE_FILES = [...TOOL_NAMES, 'kwok-stages.yaml'];
 
 /** Runs build-tools.sh (a no-op when cached) and returns the folder holding every binary. */
 export async function ensureTools(
@@ -22,31 +32,48 @@ export async function ensureTools(
 ): Promise<string> {
   const fromEnv = process.env.GRAPHDOCK_TOOLS_BIN;
   if (fromEnv) {
-    assertComplete(fromEnv);
+    assertComplete(fromEnv, CONTROL_PLANE_FILES);
     return fromEnv;
   }
-  const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const binDir = await runBuildScript(BUILD_SCRIPT, options.onOutput);
+  assertComplete(binDir, CONTROL_PLANE_FILES);
+  return binDir;
+}
+
+/** Same for the real node's tools (build-node-tools.sh; `GRAPHDOCK_NODE_TOOLS_BIN` skips it). */
+export async function ensureNodeTools(
+  options: { onOutput?: (line: string) => void } = {},
+): Promise<string> {
+  const fromEnv = process.env.GRAPHDOCK_NODE_TOOLS_BIN;
+  if (fromEnv) {
+    assertComplete(fromEnv, NODE_TOOL_NAMES);
+    return fromEnv;
+  }
+  const binDir = await runBuildScript(NODE_BUILD_SCRIPT, options.onOutput);
+  assertComplete(binDir, NODE_TOOL_NAMES);
+  return binDir;
+}
+
+async function runBuildScript(script: string, onOutput?: (line: string) => void): Promise<string> {
+  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderrTail = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => {
     const text = chunk.toString();
     stderrTail = (stderrTail + text).slice(-8_000);
-    for (const line of text.split('\n')) if (line.trim()) options.onOutput?.(line);
+    for (const line of text.split('\n')) if (line.trim()) onOutput?.(line);
   });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', resolve);
   });
-  if (code !== 0) throw new Error(`build-tools.sh failed (exit ${code}):\n${stderrTail}`);
-  const binDir = stdout.trim().split('\n').pop() ?? '';
-  assertComplete(binDir);
-  return binDir;
+  const name = script.split('/').pop();
+  if (code !== 0) throw new Error(`${name} failed (exit ${code}):\n${stderrTail}`);
+  return stdout.trim().split('\n').pop() ?? '';
 }
 
-function assertComplete(binDir: string): void {
-  const missing = [...TOOL_NAMES, 'kwok-stages.yaml'].filter(
-    (name) => !existsSync(join(binDir, name)),
-  );
+function assertComplete(binDir: string, names: readonly string[]): void {
+  const missing = names.filter((name) => !existsSync(join(binDir, name)));
   if (missing.length > 0) throw new Error(`missing tools in ${binDir}: ${missing.join(', ')}`);
 }
