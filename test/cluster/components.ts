@@ -19,8 +19,9 @@ export function apiserverArgs(o: {
     ...(node
       ? [
           // The node lives in its own network namespace and reaches the apiserver on the host
-          // end of its veth link; the `kubernetes` Service points there for pods.
-          '--bind-address=0.0.0.0',
+          // end of its veth link, through a relay (node.ts); the `kubernetes` Service points
+          // there for pods. The apiserver itself listens on loopback only.
+          '--bind-address=127.0.0.1',
           `--advertise-address=${node.hostIp}`,
           `--kubelet-client-certificate=${node.kubeletClient.certPath}`,
           `--kubelet-client-key=${node.kubeletClient.keyPath}`,

@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { issueClientCert, writeKubeconfig, type Pki } from './certs.js';
@@ -122,8 +123,10 @@ export async function startRealNode(o: {
 }): Promise<RealNode> {
   const { plan } = o;
   const processes: ClusterProcess[] = [];
+  let relay: ApiserverRelay | undefined;
   const stop = async (): Promise<void> => {
     for (const p of [...processes].reverse()) await p.stop(5_000);
+    await relay?.close();
     await cleanupNode(plan);
   };
   const ctr = (args: string[]): Promise<{ stdout: string }> =>
@@ -137,6 +140,7 @@ export async function startRealNode(o: {
 
   try {
     await prepareHost(plan);
+    relay = await relayApiserver(plan.hostIp, o.apiPort);
     const start = (name: string, command: string, args: string[]): ClusterProcess => {
       const p = o.track(
         new ClusterProcess({
@@ -207,6 +211,43 @@ export async function startRealNode(o: {
     await stop().catch(() => undefined);
     throw error;
   }
+}
+
+interface ApiserverRelay {
+  close(): Promise<void>;
+}
+
+/**
+ * The apiserver listens on 127.0.0.1 only; the node and its pods reach it on the host end of
+ * their veth link (its advertised address) through this relay, which listens on that address
+ * alone, so nothing outside the node's namespace can reach it.
+ */
+async function relayApiserver(hostIp: string, port: number): Promise<ApiserverRelay> {
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const server: Server = createServer((client) => {
+    const upstream = createConnection({ host: '127.0.0.1', port });
+    track(client);
+    track(upstream);
+    client.pipe(upstream).pipe(client);
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, hostIp, resolve);
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 /** node-cleanup.sh: removes whatever of the node is still there (a no-op once done). */
