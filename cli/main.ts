@@ -25,7 +25,7 @@ Commands:
 
 Options:
   --config <path>   langgraph.json to serve (default: ./langgraph.json)
-  --port <n>        port to listen on (dev: 2024, runtime: 8000, api: 8080)
+  --port <n>        port to listen on (dev: 2024, runtime: $PORT or 8000, api: 8080)
   --host <h>        address to bind (dev: 127.0.0.1, runtime: 0.0.0.0)
   -h, --help        show this help
 `;

@@ -52,7 +52,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     crons: env.crons,
     webhooks: env.webhooks,
   });
-  return serve(runtime, options.port ?? 8000, options.host ?? '0.0.0.0', logger);
+  return serve(runtime, options.port ?? env.port ?? 8000, options.host ?? '0.0.0.0', logger);
 }
 
 export async function runDev(options: ServeOptions): Promise<number> {
