@@ -2,6 +2,8 @@
 # from it. The TypeScript sources load through tsx at start-up, as in a checkout; no build step.
 #   docker build -t graphdock:0.1.0 .
 #   docker run --rm graphdock:0.1.0 --help
+# With no command it serves examples/langgraph.json (`runtime`, DATABASE_URL required); an image of
+# a project's graphs (`graphdock dockerfile`) builds on this one and serves its own config.
 # Node 24, the active LTS line (20 reached its end of life in April 2026). The code also runs on
 # 20.19+; tests and benchmarks that must run as the image does fetch this exact release
 # (scripts/image-node.ts).
@@ -30,10 +32,13 @@ COPY api ./api
 COPY operator ./operator
 COPY crds ./crds
 COPY examples ./examples
+# A project under /deps (where `graphdock dockerfile` puts it) that has no package.json of its own
+# resolves @langchain/langgraph and the rest from Graphdock's packages.
+RUN mkdir /deps && ln -s /app/node_modules /deps/node_modules
 # The `node` user of the base image (uid/gid 1000), matching the chart's securityContext.
 USER 1000:1000
 EXPOSE 8000 8080 8081
 # No memory reducer: V8 otherwise shrinks an idle server's heap, and the first seconds of the next
 # burst of runs then go to garbage collection (about a quarter fewer runs/s after a 30 s pause).
 ENTRYPOINT ["node", "--no-memory-reducer", "/app/bin/graphdock.mjs"]
-CMD ["--help"]
+CMD ["runtime", "--config", "/app/examples/langgraph.json"]

@@ -11,8 +11,12 @@ if (operator) {
     await import(name);
 }
 register();
-// The operator loads only its own modules (not the runtime's LangGraph stack).
+// The operator and the image commands load only their own modules (not the runtime's LangGraph
+// stack).
+const image = process.argv[2] === 'dockerfile' || process.argv[2] === 'build';
 const { main } = operator
   ? await import('../cli/operator-main.ts')
-  : await import('../cli/main.ts');
+  : image
+    ? await import('../cli/image-commands.ts')
+    : await import('../cli/main.ts');
 process.exitCode = await main(process.argv.slice(2));

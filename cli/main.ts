@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../common/config/index.js';
 import { ConfigFileError, GraphLoadError } from '../runtime/index.js';
 import { runApi } from './api-commands.js';
+import { main as runImageMain } from './image-commands.js';
 import { main as runOperatorMain } from './operator-main.js';
 import { PortInUseError } from './port.js';
 import { runDev, runMigrate, runRuntime } from './runtime-commands.js';
@@ -18,10 +19,14 @@ Commands:
             required; the Kubernetes API from KUBECONFIG or the in-cluster account).
   operator  Reconcile AgentDeployments into running agent servers (--compute-id required;
             \`graphdock operator --help\` lists its options).
+  dockerfile
+            Write the Dockerfile of an image serving a langgraph.json's graphs on the Graphdock
+            image (\`graphdock dockerfile --help\`).
+  build     Build that image with docker or podman (\`graphdock build --help\`).
 
 Options:
   --config <path>   langgraph.json to serve (default: ./langgraph.json)
-  --port <n>        port to listen on (dev: 2024, runtime: 8000, api: 8080)
+  --port <n>        port to listen on (dev: 2024, runtime: $PORT or 8000, api: 8080)
   --host <h>        address to bind (dev: 127.0.0.1, runtime: 0.0.0.0)
   -h, --help        show this help
 `;
@@ -29,6 +34,8 @@ Options:
 export async function main(argv: string[]): Promise<number> {
   // The operator has its own flags; it parses them itself.
   if (argv[0] === 'operator') return runOperatorMain(argv);
+  // So do the image commands (-c, -t, --base-image and an engine's own arguments).
+  if (argv[0] === 'dockerfile' || argv[0] === 'build') return runImageMain(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

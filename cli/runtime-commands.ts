@@ -49,7 +49,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     throw new ConfigError(
       'DATABASE_URL is required for `graphdock runtime` (use `graphdock dev` for the embedded store)',
     );
-  const port = options.port ?? 8000;
+  const port = options.port ?? env.port ?? 8000;
   const host = options.host ?? '0.0.0.0';
   await ensurePortFree(port, host);
   const logger = createLogger({ level: env.logLevel });

@@ -9,6 +9,8 @@ const listOfKeys = z
 
 const EnvSchema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
+  // The runtime's port when --port is not given (as the official server's PORT).
+  PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GRAPHDOCK_API_KEYS: listOfKeys,
   GRAPHDOCK_API_KEYS_FILE: z.string().min(1).optional(),
   GRAPHDOCK_HOME: z.string().min(1).optional(),
@@ -33,6 +35,8 @@ const EnvSchema = z.object({
 
 export interface ProcessEnv {
   databaseUrl: string | undefined;
+  /** `graphdock runtime`'s port without --port. */
+  port: number | undefined;
   apiKeys: string[];
   home: string | undefined;
   logLevel: string;
@@ -87,6 +91,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
   }
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
+    port: e.PORT,
     apiKeys,
     home: e.GRAPHDOCK_HOME,
     logLevel: e.LOG_LEVEL,

@@ -62,6 +62,12 @@ describe('process environment', () => {
     expect(env.logLevel).toBe('info');
     expect(() => loadProcessEnv({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
   });
+
+  it("reads the runtime's PORT, as the official server does", () => {
+    expect(loadProcessEnv({ PORT: '9001' }).port).toBe(9001);
+    expect(loadProcessEnv({}).port).toBeUndefined();
+    expect(() => loadProcessEnv({ PORT: 'http' })).toThrow(/PORT/);
+  });
 });
 
 describe('systemAssistantId', () => {

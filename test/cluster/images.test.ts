@@ -1,0 +1,303 @@
+// The image archives of images.ts run as containers: imported with `ctr images import` into a
+// throw-away containerd (Debian's, as root), PostgreSQL's accepts a password login, and the image
+// of examples/, started with its default command, answers /ok and runs a graph through the SDK
+// against that PostgreSQL. Containers share the host's network; traffic stays on 127.0.0.1.
+import { Client as LanggraphClient } from '@langchain/langgraph-sdk';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  buildGraphdockImageArchive,
+  buildImageArchive,
+  buildPostgresImageArchive,
+  ensureDebianPackages,
+  readDockerfile,
+  type ImageArchive,
+} from './images.js';
+
+const REPO = join(import.meta.dirname, '..', '..');
+const NAMESPACE = 'graphdock-test';
+const log = (line: string) => console.log(`images: ${line}`);
+
+let dir: string;
+let containerd: ChildProcess | undefined;
+let socket: string;
+let postgresImage: ImageArchive;
+let graphdockImage: ImageArchive;
+let examplesImage: ImageArchive;
+let pgPort: number;
+const containers: string[] = [];
+
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')}: ${out}`)),
+    );
+  });
+}
+
+const ctr = (...args: string[]) =>
+  run('ctr', ['--address', socket, '--namespace', NAMESPACE, ...args]);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await probe();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+async function startContainerd(): Promise<void> {
+  socket = join(dir, 'containerd.sock');
+  const config = join(dir, 'config.toml');
+  // Its own root, state and socket: nothing shared with a containerd the machine may run.
+  writeFileSync(
+    config,
+    [
+      'version = 2',
+      `root = "${join(dir, 'root')}"`,
+      `state = "${join(dir, 'state')}"`,
+      'disabled_plugins = ["io.containerd.grpc.v1.cri"]',
+      '[grpc]',
+      `  address = "${socket}"`,
+      '[ttrpc]',
+      `  address = "${socket}.ttrpc"`,
+    ].join('\n'),
+  );
+  containerd = spawn('containerd', ['--config', config], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let tail = '';
+  containerd.stderr!.on('data', (c: Buffer) => (tail = (tail + c.toString()).slice(-4_000)));
+  await until('containerd did not answer', 30_000, () => ctr('version')).catch((err: Error) => {
+    throw new Error(`${err.message}\n${tail}`);
+  });
+}
+
+/** `ctr run -d` of `image` with host networking; its output goes to `<dir>/<id>.log`. */
+async function runContainer(image: ImageArchive, id: string, env: Record<string, string>) {
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
+  await ctr(
+    'run',
+    '-d',
+    '--net-host',
+    `--log-uri=file://${join(dir, `${id}.log`)}`,
+    ...envArgs,
+    image.ref,
+    id,
+  );
+  containers.push(id);
+}
+
+const containerLog = (id: string) => {
+  try {
+    return readFileSync(join(dir, `${id}.log`), 'utf8').slice(-3_000);
+  } catch {
+    return '(no log)';
+  }
+};
+
+/** Waits for a runtime container's /ok on 127.0.0.1:port. */
+async function untilReady(id: string, port: number): Promise<string> {
+  const url = `http://127.0.0.1:${port}`;
+  await until(`/ok did not answer:\n${containerLog(id)}`, 120_000, async () => {
+    const res = await fetch(`${url}/ok`);
+    if (!res.ok) throw new Error(`status ${res.status}`);
+  });
+  return url;
+}
+
+const databaseUrl = (database: string) =>
+  `postgresql://postgres:test-password@127.0.0.1:${pgPort}/${database}`;
+
+/** The image config inside a docker-archive tarball. */
+async function archiveConfig(archive: string) {
+  const manifest = JSON.parse(await run('tar', ['-xOf', archive, 'manifest.json'])) as {
+    Config: string;
+    RepoTags: string[];
+  }[];
+  const config = JSON.parse(await run('tar', ['-xOf', archive, manifest[0]!.Config])) as {
+    architecture: string;
+    os: string;
+    config: {
+      Entrypoint: string[];
+      Cmd: string[];
+      Env: string[];
+      User: string;
+      WorkingDir: string;
+      ExposedPorts: Record<string, object>;
+    };
+  };
+  return { repoTags: manifest[0]!.RepoTags, ...config };
+}
+
+beforeAll(async () => {
+  await ensureDebianPackages(['containerd', 'runc', 'mmdebstrap'], log);
+  const started = Date.now();
+  const graphdockThenExamples = async () => {
+    const graphdock = await buildGraphdockImageArchive({ log });
+    const examples = await buildImageArchive({
+      config: join(REPO, 'examples/langgraph.json'),
+      log,
+    });
+    return [graphdock, examples] as const;
+  };
+  [postgresImage, [graphdockImage, examplesImage]] = await Promise.all([
+    buildPostgresImageArchive({ log }),
+    graphdockThenExamples(),
+  ]);
+  log(`archives ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  dir = mkdtempSync(join(tmpdir(), 'gd-ctr-'));
+  await startContainerd();
+  // The examples image shares all but its last layer with the Graphdock image.
+  for (const image of [postgresImage, graphdockImage, examplesImage]) {
+    const t = Date.now();
+    await ctr('images', 'import', image.archive);
+    log(`ctr images import ${image.ref}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  }
+  pgPort = await freePort();
+  await runContainer(postgresImage, 'postgres', {
+    PGPORT: String(pgPort),
+    POSTGRES_PASSWORD: 'test-password',
+  });
+}, 3_600_000);
+
+afterAll(async () => {
+  const started = Date.now();
+  const existing = containerd
+    ? (await ctr('containers', 'ls', '-q').catch(() => '')).split('\n')
+    : [];
+  for (const id of containers.filter((c) => existing.includes(c))) {
+    await ctr('tasks', 'kill', '--signal', 'SIGKILL', id).catch(() => {});
+    await until('task did not stop', 15_000, () => ctr('tasks', 'delete', id)).catch(() => {});
+    await ctr('containers', 'delete', id).catch(() => {});
+  }
+  log(`containers removed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (containerd?.exitCode === null) {
+    const exited = new Promise((r) => containerd!.once('exit', r));
+    containerd.kill('SIGTERM');
+    const timer = setTimeout(() => containerd!.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+    log(`containerd stopped in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  // The unpacked images are tens of thousands of files, about a minute to remove on a busy
+  // machine: a detached rm does it while the suite goes on.
+  if (dir) spawn('rm', ['-rf', dir], { detached: true, stdio: 'ignore' }).unref();
+}, 180_000);
+
+describe('image archives without a container engine', () => {
+  it("carry the Dockerfile's entrypoint and the project's command, under their names", async () => {
+    const dockerfile = readDockerfile();
+    const images = await ctr('images', 'ls', '-q');
+    expect(images.split('\n')).toEqual(
+      expect.arrayContaining([postgresImage.ref, examplesImage.ref]),
+    );
+    const examples = await archiveConfig(examplesImage.archive);
+    expect(examples.repoTags).toEqual([examplesImage.ref]);
+    expect(examples.os).toBe('linux');
+    expect(examples.config.Entrypoint).toEqual(dockerfile.config.entrypoint);
+    expect(examples.config.Cmd).toEqual(['runtime', '--config', '/deps/examples/langgraph.json']);
+    const graphdock = await archiveConfig(graphdockImage.archive);
+    expect(graphdock.config.Entrypoint).toEqual(dockerfile.config.entrypoint);
+    expect(graphdock.config.Cmd).toEqual(['runtime', '--config', '/app/examples/langgraph.json']);
+    expect(examples.config.WorkingDir).toBe('/deps/examples');
+    expect(examples.config.User).toBe('1000:1000');
+    expect(examples.config.Env).toContain('NODE_ENV=production');
+    expect(Object.keys(examples.config.ExposedPorts).sort()).toEqual([
+      '8000/tcp',
+      '8080/tcp',
+      '8081/tcp',
+    ]);
+  });
+
+  it('PostgreSQL accepts a password login, and refuses a wrong password', async () => {
+    const url = (password: string) =>
+      `postgresql://postgres:${password}@127.0.0.1:${pgPort}/postgres`;
+    const version = await until(
+      `postgres did not accept a login:\n${containerLog('postgres')}`,
+      90_000,
+      async () => {
+        const client = new pg.Client({ connectionString: url('test-password') });
+        await client.connect();
+        try {
+          return (await client.query<{ v: string }>('SELECT version() AS v')).rows[0]!.v;
+        } finally {
+          await client.end();
+        }
+      },
+    );
+    expect(version).toMatch(/^PostgreSQL 15\./);
+    const wrong = new pg.Client({ connectionString: url('nope') });
+    await expect(wrong.connect()).rejects.toThrow(/password authentication failed/);
+  }, 120_000);
+
+  it('the image of examples/ serves its graphs with its default command', async () => {
+    const port = await freePort();
+    await runContainer(examplesImage, 'examples', {
+      DATABASE_URL: databaseUrl('postgres'),
+      PORT: String(port),
+    });
+    const url = await untilReady('examples', port);
+    const client = new LanggraphClient({ apiUrl: url, apiKey: null });
+    const graphs = (await client.assistants.search({ limit: 50 })).map((a) => a.graph_id);
+    expect(graphs).toEqual(expect.arrayContaining(['echo', 'agent', 'memory']));
+    const thread = await client.threads.create();
+    const state = (await client.runs.wait(thread.thread_id, 'echo', {
+      input: { messages: [{ role: 'user', content: 'from a container' }] },
+    })) as { messages: { content: string }[] };
+    expect(state.messages.at(-1)?.content).toBe('echo: from a container');
+  }, 180_000);
+
+  it('the Graphdock image with no command serves examples/langgraph.json', async () => {
+    const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
+    await admin.connect();
+    await admin.query('CREATE DATABASE graphdock_base');
+    await admin.end();
+    const port = await freePort();
+    await runContainer(graphdockImage, 'graphdock', {
+      DATABASE_URL: databaseUrl('graphdock_base'),
+      PORT: String(port),
+    });
+    const client = new LanggraphClient({
+      apiUrl: await untilReady('graphdock', port),
+      apiKey: null,
+    });
+    const state = (await client.runs.wait(null, 'echo', {
+      input: { messages: [{ role: 'user', content: 'base image' }] },
+    })) as { messages: { content: string }[] };
+    expect(state.messages.at(-1)?.content).toBe('echo: base image');
+  }, 180_000);
+
+  it("answers --help through the image's entrypoint", async () => {
+    const { config } = await archiveConfig(graphdockImage.archive);
+    const id = 'graphdock-help';
+    containers.push(id);
+    const out = await ctr('run', '--rm', graphdockImage.ref, id, ...config.Entrypoint, '--help');
+    expect(out).toMatch(/^Usage: graphdock <command>/m);
+  }, 60_000);
+});
