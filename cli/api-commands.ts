@@ -1,14 +1,18 @@
 // `graphdock api`: the control-plane REST API.
 import { ConfigError, loadControlPlaneEnv } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
-import { createControlPlane } from '../api/index.js';
+import { createControlPlane, type ControlPlaneOptions } from '../api/index.js';
 
 export interface ApiOptions {
   port: number | undefined;
   host: string | undefined;
 }
 
-export async function runApi(options: ApiOptions): Promise<number> {
+/** `compose`: parts of the composition replaced, e.g. by a test's fault-injecting entry script. */
+export async function runApi(
+  options: ApiOptions,
+  compose: Pick<ControlPlaneOptions, 'kubeResources'> = {},
+): Promise<number> {
   const env = loadControlPlaneEnv(process.env);
   if (!env.databaseUrl) throw new ConfigError('DATABASE_URL is required for `graphdock api`');
   const logger = createLogger({ level: env.logLevel, name: 'graphdock-api' });
@@ -19,6 +23,7 @@ export async function runApi(options: ApiOptions): Promise<number> {
     fieldManager: env.fieldManager,
     watchNamespaces: env.watchNamespaces,
     bootstrap: env.bootstrap,
+    ...compose,
   });
   const address = await controlPlane.app.listen({
     port: options.port ?? 8080,
