@@ -62,7 +62,7 @@ export interface Operator {
 
 const CONTROLLER = 'agentdeployment';
 const RESYNC_MS = 5 * 60_000;
-/** How often revision Secrets without an owner (left by older versions) are looked for. */
+/** How often (at most) revision Secrets without an owner (left by older versions) are looked for. */
 const SECRET_SWEEP_MS = 60_000;
 const INFORMER_STALL_MS = 60_000;
 
@@ -254,7 +254,10 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const workers = Array.from({ length: options.workers }, () => worker());
   elector.start();
   const resync = setInterval(() => leading && enqueueAll(), RESYNC_MS);
-  const secretSweep = setInterval(() => void sweepSecrets(), SECRET_SWEEP_MS);
+  const secretSweep = setInterval(
+    () => void sweepSecrets(),
+    Math.min(SECRET_SWEEP_MS, options.orphanGraceMs),
+  );
   logger.info(
     {
       computeId: options.computeId,
