@@ -255,7 +255,7 @@ describe('an api killed between writes', () => {
     // Each leftover logged once: 3 unfinished creates (killed at writes 2-4), 2 unfinished
     // PATCH revisions (killed at writes 2-3); a kill before the first write left nothing.
     await new Promise((r) => setTimeout(r, 3_000));
-    expect(orphanLines('create never finished')).toHaveLength(3);
+    expect(orphanLines('whose create never finished')).toHaveLength(3);
     expect(orphanLines('its change never finished')).toHaveLength(2);
   });
 });
@@ -343,5 +343,44 @@ describe('what older versions left', () => {
     expect(orphanLines('has no revision')).toHaveLength(1);
     expect(orphanLines(`Secret ${goneRevision}-secrets`)).toHaveLength(1);
     expect(orphanLines(`Secret of revision ${kept.latest_revision_id}`)).toHaveLength(1);
+  });
+});
+
+// Here because this file runs an operator: the workload must agree with the revision and GET.
+describe('a replica-only PATCH', () => {
+  it('keeps CPU and memory in the revision, the running workload and GET', async () => {
+    const created = await createDeployment(
+      cp,
+      deploymentRequest('replicas-only', listenerId, 'agents', {
+        resource_spec: { min_scale: 1, max_scale: 1, cpu: 0.5, memory_mb: 256 },
+      }),
+    );
+    await waitForRevision(cp, created, created.latest_revision_id, 'DEPLOYED');
+    const patched = await json<DeploymentBody>(cp, `/v2/deployments/${created.id}`, {
+      method: 'PATCH',
+      json: { source_config: { resource_spec: { min_scale: 2, max_scale: 2 } } },
+    });
+    await waitForRevision(cp, created, patched.latest_revision_id, 'DEPLOYED');
+    const workload = await cp.kubectlJson<{
+      spec: {
+        replicas: number;
+        template: { spec: { containers: { resources: { requests: Record<string, string> } }[] } };
+      };
+    }>(['get', 'deployment', `gd-${created.id}`, '-n', 'agents']);
+    expect(workload.spec.replicas).toBe(2);
+    expect(workload.spec.template.spec.containers[0]!.resources.requests).toEqual({
+      cpu: '500m',
+      memory: '256Mi',
+    });
+    const read = await json<{ source_config: { resource_spec: unknown } }>(
+      cp,
+      `/v2/deployments/${created.id}`,
+    );
+    expect(read.source_config.resource_spec).toEqual({
+      min_scale: 2,
+      max_scale: 2,
+      cpu: 0.5,
+      memory_mb: 256,
+    });
   });
 });
