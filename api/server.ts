@@ -25,6 +25,12 @@ export interface ControlPlaneOptions {
   watchNamespaces?: readonly string[];
   /** Defaults to KUBECONFIG / in-cluster service account, like kubectl. */
   kubeConfig?: KubeConfig;
+  /** Builds the Kubernetes client; tests substitute one that fails at a chosen write. */
+  kubeResources?: (
+    kubeConfig: KubeConfig,
+    fieldManager: string,
+    watchNamespaces: readonly string[],
+  ) => KubeResources;
 }
 
 export interface ControlPlane {
@@ -61,7 +67,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       kubeConfig = new KubeConfig();
       kubeConfig.loadFromDefault();
     }
-    const kube = new KubeResources(
+    const kube = (options.kubeResources ?? ((...args) => new KubeResources(...args)))(
       kubeConfig,
       options.fieldManager ?? 'graphdock-api',
       options.watchNamespaces ?? [],

@@ -1,7 +1,7 @@
 // `graphdock api`: the control-plane REST API.
 import { ConfigError, loadControlPlaneEnv } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
-import { createControlPlane } from '../api/index.js';
+import { createControlPlane, type ControlPlaneOptions } from '../api/index.js';
 import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
 
 export interface ApiOptions {
@@ -9,7 +9,11 @@ export interface ApiOptions {
   host: string | undefined;
 }
 
-export async function runApi(options: ApiOptions): Promise<number> {
+/** `compose`: parts of the composition replaced, e.g. by a test's fault-injecting entry script. */
+export async function runApi(
+  options: ApiOptions,
+  compose: Pick<ControlPlaneOptions, 'kubeResources'> = {},
+): Promise<number> {
   const env = loadControlPlaneEnv(process.env);
   if (!env.databaseUrl) throw new ConfigError('DATABASE_URL is required for `graphdock api`');
   const port = options.port ?? 8080;
@@ -23,6 +27,7 @@ export async function runApi(options: ApiOptions): Promise<number> {
     fieldManager: env.fieldManager,
     watchNamespaces: env.watchNamespaces,
     bootstrap: env.bootstrap,
+    ...compose,
   });
   let address: string;
   try {

@@ -30,6 +30,8 @@ Options:
   --progress-deadline-seconds <n>    default 600
   --heartbeat-seconds <n>            default 10
   --database-retain-policy <p>       Delete (default) or Retain
+  --orphan-grace-seconds <n>         default 120: an api write unfinished this long is taken as
+                                     abandoned and its objects removed
   --watch-namespaces <a,b>           only these namespaces (default $GRAPHDOCK_WATCH_NAMESPACES,
                                      empty: all); Listeners are always watched cluster-wide
 `;
@@ -79,6 +81,7 @@ export async function runOperator(argv: string[]): Promise<number> {
       'progress-deadline-seconds': { type: 'string' },
       'heartbeat-seconds': { type: 'string' },
       'database-retain-policy': { type: 'string' },
+      'orphan-grace-seconds': { type: 'string' },
       'watch-namespaces': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -132,6 +135,7 @@ export async function runOperator(argv: string[]): Promise<number> {
     ),
     heartbeatMs: positive('heartbeat-seconds', values['heartbeat-seconds'], 10) * 1000,
     retainDatabases: retainPolicy === 'Retain',
+    orphanGraceMs: positive('orphan-grace-seconds', values['orphan-grace-seconds'], 120) * 1000,
     database: env.databaseUrl
       ? { adminUrl: env.databaseUrl, podHost: env.databaseHost }
       : undefined,

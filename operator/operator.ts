@@ -49,6 +49,8 @@ export interface OperatorOptions {
   progressDeadlineSeconds: number;
   heartbeatMs: number;
   retainDatabases: boolean;
+  /** How long an unfinished api write may stay before its objects count as orphans. */
+  orphanGraceMs: number;
   database?: DatabaseServerSettings;
 }
 
@@ -60,6 +62,8 @@ export interface Operator {
 
 const CONTROLLER = 'agentdeployment';
 const RESYNC_MS = 5 * 60_000;
+/** How often (at most) revision Secrets without an owner (left by older versions) are looked for. */
+const SECRET_SWEEP_MS = 60_000;
 const INFORMER_STALL_MS = 60_000;
 
 export async function startOperator(options: OperatorOptions): Promise<Operator> {
@@ -126,6 +130,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       computeId: options.computeId,
       progressDeadlineSeconds: options.progressDeadlineSeconds,
       retainDatabases: options.retainDatabases,
+      orphanGraceMs: options.orphanGraceMs,
     },
     logger.child({ context: 'reconcile' }),
   );
@@ -166,6 +171,15 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
 
   let leading = false;
   let heartbeatTimer: NodeJS.Timeout | undefined;
+  const sweepSecrets = async () => {
+    if (!leading || !synced()) return;
+    try {
+      const secrets = await writer.listSecrets(LABELS.revisionId, options.watchNamespaces);
+      await controller.orphans.sweepSecrets(secrets);
+    } catch (err) {
+      logger.warn({ err: describeError(err) }, 'looking for orphaned Secrets failed; will retry');
+    }
+  };
   const elector = new LeaderElector(kubeConfig, {
     ...options.leaderElection,
     logger: logger.child({ context: 'leader-election' }),
@@ -173,6 +187,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       leading = true;
       metrics.leader.set({ name: options.leaderElection.name }, 1);
       enqueueAll();
+      void sweepSecrets();
       const beat = () => {
         if (!leading) return;
         void heartbeat.beat().finally(() => {
@@ -239,6 +254,10 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const workers = Array.from({ length: options.workers }, () => worker());
   elector.start();
   const resync = setInterval(() => leading && enqueueAll(), RESYNC_MS);
+  const secretSweep = setInterval(
+    () => void sweepSecrets(),
+    Math.min(SECRET_SWEEP_MS, options.orphanGraceMs),
+  );
   logger.info(
     {
       computeId: options.computeId,
@@ -254,6 +273,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     isLeader: () => leading,
     stop: async () => {
       clearInterval(resync);
+      clearInterval(secretSweep);
       clearTimeout(heartbeatTimer);
       await elector.stop();
       queue.shutDown();

@@ -16,8 +16,11 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
     resources: ['listeners', 'agentdeployments', 'agentrevisions'],
     verbs: ['get', 'list', 'watch'],
   },
-  // Finalizers are added and removed by server-side apply of the operator's own entry.
-  { apiGroups: ['graphdock.dev'], resources: ['agentdeployments'], verbs: ['patch'] },
+  // Finalizers are added and removed by server-side apply of the operator's own entry; delete
+  // removes what an api killed mid-write left (a deployment never committed, a revision never
+  // pointed at).
+  { apiGroups: ['graphdock.dev'], resources: ['agentdeployments'], verbs: ['patch', 'delete'] },
+  { apiGroups: ['graphdock.dev'], resources: ['agentrevisions'], verbs: ['delete'] },
   {
     apiGroups: ['graphdock.dev'],
     resources: ['listeners/status', 'agentdeployments/status', 'agentrevisions/status'],
@@ -26,7 +29,12 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
   // Owner references with blockOwnerDeletion need update on the owner's finalizers.
   { apiGroups: ['graphdock.dev'], resources: ['agentdeployments/finalizers'], verbs: ['update'] },
   // Revision Secrets are read by name; the operator's own Secret is applied (create + patch).
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'delete'] },
+  // list (by the revision-id label): Secrets older versions left without an owner are found.
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'create', 'patch', 'delete'],
+  },
   { apiGroups: [''], resources: ['services'], verbs: ['get', 'create', 'patch', 'delete'] },
   {
     apiGroups: ['apps'],

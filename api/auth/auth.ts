@@ -10,14 +10,18 @@ const header = (request: FastifyRequest, name: string) => {
   return Array.isArray(value) ? value[0] : value;
 };
 
+/** The key of `Authorization: Bearer <key>` (the API's third security scheme), if sent. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
+  return match?.[1];
+}
+
 export function registerAuth(app: FastifyInstance, tenancy: TenancyService): void {
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
     if (OPEN_PATHS.has(path) || path.startsWith('/docs') || request.method === 'OPTIONS') return;
-    principals.set(
-      request,
-      await tenancy.authenticate(header(request, 'x-api-key'), header(request, 'x-tenant-id')),
-    );
+    const key = header(request, 'x-api-key') ?? bearerToken(header(request, 'authorization'));
+    principals.set(request, await tenancy.authenticate(key, header(request, 'x-tenant-id')));
   });
 }
 

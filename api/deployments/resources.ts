@@ -16,7 +16,7 @@ import {
 } from '../../common/resources/index.js';
 import type { CustomResource } from '../kube/index.js';
 import { CREATED_AT, createdAt, UPDATED_AT } from '../shared/index.js';
-import type { Deployment, Revision, Secret } from './schemas.js';
+import { MASKED_SECRET_VALUE, type Deployment, type Revision } from './schemas.js';
 
 export type DeploymentResource = CustomResource<AgentDeploymentSpec, AgentDeploymentStatus>;
 export type RevisionResource = CustomResource<AgentRevisionSpec, AgentRevisionStatus>;
@@ -32,7 +32,8 @@ export function deploymentStatus(resource: DeploymentResource): DeploymentStatus
   return resource.status?.status ?? INITIAL_DEPLOYMENT_STATUS;
 }
 
-export function deploymentBody(resource: DeploymentResource, secrets: Secret[]): Deployment {
+/** The API body of a deployment. Secret values are write-only: only their names come back. */
+export function deploymentBody(resource: DeploymentResource): Deployment {
   const { spec, status, metadata } = resource;
   return {
     id: metadata.name,
@@ -56,7 +57,7 @@ export function deploymentBody(resource: DeploymentResource, secrets: Secret[]):
       image_uri: spec.source_revision_config.image_uri,
       repo_commit_sha: null,
     },
-    secrets,
+    secrets: spec.secret_names.map((name) => ({ name, value: MASKED_SECRET_VALUE })),
     created_at: created(resource),
     updated_at: metadata.annotations?.[UPDATED_AT] ?? created(resource),
     status: deploymentStatus(resource),

@@ -1,6 +1,7 @@
 // Wire shapes of /v2/deployments and its revisions, as the control-plane API v2 defines them.
 import { z } from 'zod';
 import { DeploymentStatus, ResourceSpec, RevisionStatus } from '../../common/resources/index.js';
+import { NamespaceName } from '../shared/index.js';
 
 export const Secret = z.object({
   name: z.string().min(1).max(253),
@@ -8,7 +9,14 @@ export const Secret = z.object({
 });
 export type Secret = z.infer<typeof Secret>;
 
-export const ListenerConfigRequest = z.object({ k8s_namespace: z.string().max(63).nullish() });
+/**
+ * What GET returns instead of a secret's value: values are write-only. A string (not an omitted
+ * field) keeps clients that model `Secret {name, value}` with both required parsing responses,
+ * and a PATCH that sends it back unchanged keeps the stored value.
+ */
+export const MASKED_SECRET_VALUE = '********';
+
+export const ListenerConfigRequest = z.object({ k8s_namespace: NamespaceName.nullish() });
 
 export const SourceConfigRequest = z.object({
   integration_id: z.uuid().nullish(),

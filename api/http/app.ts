@@ -58,9 +58,11 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
         securitySchemes: {
           'API Key': { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
           'Tenant ID': { type: 'apiKey', in: 'header', name: 'X-Tenant-Id' },
+          // The same keys as X-Api-Key, sent as `Authorization: Bearer <key>`.
+          Bearer: { type: 'http', scheme: 'bearer' },
         },
       },
-      security: [{ 'API Key': [] }],
+      security: [{ 'API Key': [] }, { Bearer: [] }],
     },
     transform: jsonSchemaTransform,
   });

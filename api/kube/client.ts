@@ -1,5 +1,6 @@
 // The custom resources and their Secrets in the Kubernetes API, which is their source of truth.
-// Writes after creation are server-side apply under one field manager.
+// Writes after creation replace the whole object (PUT) conditional on the resourceVersion read,
+// or merge-patch annotations; all under one field manager.
 import {
   ApiException,
   CoreV1Api,
@@ -34,7 +35,7 @@ export interface CustomResource<Spec, Status> {
 
 /** What a request tried to do, so a refusal (403) can say which permission is missing. */
 export interface KubeAction {
-  verb: 'get' | 'list' | 'create' | 'patch' | 'delete';
+  verb: 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete';
   /** e.g. `agentdeployments.graphdock.dev`, `secrets`. */
   resource: string;
   /** Absent: cluster-scoped, or across all namespaces. */
@@ -149,8 +150,14 @@ export class KubeResources {
     ) as Promise<CustomResource<S, T>>;
   }
 
-  /** Server-side apply of the complete intent for the fields this manager owns. */
-  async apply<S, T>(kind: ResourceKind, obj: CustomResource<S, T>): Promise<CustomResource<S, T>> {
+  /**
+   * Replaces the whole object (PUT). Its `metadata.resourceVersion` makes the write conditional:
+   * a change since that read is a KubeApiError with status 409.
+   */
+  async replace<S, T>(
+    kind: ResourceKind,
+    obj: CustomResource<S, T>,
+  ): Promise<CustomResource<S, T>> {
     const params = {
       group: GROUP,
       version: VERSION,
@@ -158,22 +165,48 @@ export class KubeResources {
       name: obj.metadata.name,
       body: { apiVersion: API_VERSION, kind: kind.kind, metadata: obj.metadata, spec: obj.spec },
       fieldManager: this.fieldManager,
-      force: true,
     };
-    const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
     const action = {
-      verb: 'patch',
+      verb: 'update',
       resource: customResource(kind),
       namespace: obj.metadata.namespace,
     } as const;
     return kube(action, () =>
       obj.metadata.namespace
-        ? this.custom.patchNamespacedCustomObject(
-            { ...params, namespace: obj.metadata.namespace },
-            options,
-          )
-        : this.custom.patchClusterCustomObject(params, options),
+        ? this.custom.replaceNamespacedCustomObject({
+            ...params,
+            namespace: obj.metadata.namespace,
+          })
+        : this.custom.replaceClusterCustomObject(params),
     ) as Promise<CustomResource<S, T>>;
+  }
+
+  /**
+   * JSON merge patch of annotations (null removes one). With `resourceVersion`, conditional on
+   * the object being unchanged since that read (409 otherwise).
+   */
+  async annotate(
+    kind: ResourceKind,
+    name: string,
+    namespace: string,
+    annotations: Record<string, string | null>,
+    resourceVersion?: string,
+  ): Promise<CustomResource<unknown, unknown>> {
+    const action = { verb: 'patch', resource: customResource(kind), namespace } as const;
+    return kube(action, () =>
+      this.custom.patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION,
+          plural: kind.plural,
+          namespace,
+          name,
+          body: { metadata: { annotations, ...(resourceVersion ? { resourceVersion } : {}) } },
+          fieldManager: this.fieldManager,
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    ) as Promise<CustomResource<unknown, unknown>>;
   }
 
   async get<S, T>(
@@ -245,11 +278,13 @@ export class KubeResources {
     }
   }
 
+  /** Creates the Secret owned by `owner`, so it never outlives the object that uses it. */
   async createSecret(
     namespace: string,
     name: string,
     data: Record<string, string>,
     labels: Record<string, string>,
+    owner: V1OwnerReference,
   ): Promise<void> {
     await kube({ verb: 'create', resource: 'secrets', namespace }, () =>
       this.core.createNamespacedSecret({
@@ -258,26 +293,11 @@ export class KubeResources {
         body: {
           apiVersion: 'v1',
           kind: 'Secret',
-          metadata: { name, namespace, labels },
+          metadata: { name, namespace, labels, ownerReferences: [owner] },
           type: 'Opaque',
           stringData: data,
         },
       }),
-    );
-  }
-
-  /** Makes the Secret owned by the object that uses it, so it goes when its owner goes. */
-  async setSecretOwner(namespace: string, name: string, owner: V1OwnerReference): Promise<void> {
-    await kube({ verb: 'patch', resource: 'secrets', namespace }, () =>
-      this.core.patchNamespacedSecret(
-        {
-          namespace,
-          name,
-          body: { metadata: { ownerReferences: [owner] } },
-          fieldManager: this.fieldManager,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
     );
   }
 

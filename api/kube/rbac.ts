@@ -11,8 +11,9 @@ export const CONTROL_PLANE_API_RULES: readonly PolicyRule[] = [
   {
     apiGroups: ['graphdock.dev'],
     resources: ['listeners', 'agentdeployments', 'agentrevisions'],
-    verbs: ['get', 'list', 'create', 'patch', 'delete'],
+    // update: a deployment is replaced whole (PUT), conditional on the resourceVersion read.
+    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
   },
-  // Secrets only by name (no list/watch): each revision's own Secret.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'delete'] },
+  // Secrets only by name (no list/watch): each revision's own Secret, created with its owner.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'delete'] },
 ];

@@ -56,6 +56,19 @@ export function listenerRoutes(service: ListenerService): FastifyPluginAsyncZod 
       },
       (req) => service.patch(principalOf(req), req.params.listener_id, req.body),
     );
+    app.put(
+      '/v2/listeners/:listener_id',
+      {
+        schema: {
+          tags,
+          params: ListenerIdParams,
+          // The create body: a full replacement; compute_type and compute_id must stay as they are.
+          body: ListenerCreateRequest,
+          response: { 200: Listener, 409: Detail, ...errors },
+        },
+      },
+      (req) => service.replace(principalOf(req), req.params.listener_id, req.body),
+    );
     app.delete(
       '/v2/listeners/:listener_id',
       {

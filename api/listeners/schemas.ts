@@ -1,6 +1,11 @@
 // Wire shapes of /v2/listeners, as the control-plane API v2 defines them.
 import { z } from 'zod';
-import { ListenerComputeConfig } from '../../common/resources/index.js';
+import { NamespaceName } from '../shared/index.js';
+
+/** ListenerComputeConfig with namespaces that Kubernetes would accept. */
+const ListenerComputeConfig = z.object({
+  k8s_namespaces: z.array(NamespaceName).max(256).nullish(),
+});
 
 export const ListenerCreateRequest = z.object({
   version: z.string().max(128).nullish(),

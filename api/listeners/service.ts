@@ -12,7 +12,12 @@ import {
   type ListenerSpec,
   type ListenerStatus,
 } from '../../common/resources/index.js';
-import { KubeApiError, type CustomResource, type KubeResources } from '../kube/index.js';
+import {
+  KubeApiError,
+  type CustomResource,
+  type KubeResources,
+  type ObjectMeta,
+} from '../kube/index.js';
 import { CREATED_AT, createdAt, paginate, UPDATED_AT, type Pagination } from '../shared/index.js';
 import { SELF_HOSTED_ENTERPRISE_PLAN, type Principal } from '../tenancy/index.js';
 import type { Listener, ListenerCreateRequest, ListenerPatchRequest } from './schemas.js';
@@ -32,6 +37,9 @@ export function listenerBody(resource: ListenerResource): Listener {
     updated_at: metadata.annotations?.[UPDATED_AT] ?? created,
   };
 }
+
+/** Attempts of an update that raced another write to the listener (e.g. its heartbeat). */
+const UPDATE_ATTEMPTS = 10;
 
 /** How many deployment ids a refusal names before "and N more". */
 const NAMED_DEPLOYMENTS = 5;
@@ -118,42 +126,72 @@ export class ListenerService {
     return listenerBody(await this.resource(principal, id));
   }
 
-  async patch(principal: Principal, id: string, body: ListenerPatchRequest): Promise<Listener> {
-    this.requireEnterprise(principal, 'used');
-    const current = await this.resource(principal, id);
-    for (const field of ['compute_type', 'compute_id'] as const) {
-      if (body[field] !== undefined && body[field] !== current.spec[field])
-        throw invalid(
-          ['body', field],
-          `${field} cannot be changed once the listener is created`,
-          'immutable',
-        );
-    }
-    const namespaces =
-      body.compute_config != null ? (body.compute_config.k8s_namespaces ?? null) : undefined;
-    if (namespaces?.length) await this.refuseOrphaning(id, namespaces);
-    const spec: ListenerSpec = {
-      ...current.spec,
-      version: body.version !== undefined ? body.version : current.spec.version,
+  /** PATCH: fields sent replace stored ones; `compute_type`/`compute_id` may only be restated. */
+  patch(principal: Principal, id: string, body: ListenerPatchRequest): Promise<Listener> {
+    return this.update(principal, id, body, (current) => ({
+      ...current,
+      version: body.version !== undefined ? body.version : current.version,
       compute_config:
         body.compute_config != null
           ? { k8s_namespaces: body.compute_config.k8s_namespaces ?? null }
-          : current.spec.compute_config,
-    };
-    const applied = await this.kube.apply<ListenerSpec, ListenerStatus>(LISTENER, {
-      apiVersion: API_VERSION,
-      kind: LISTENER.kind,
-      metadata: {
-        name: current.metadata.name,
-        labels: current.metadata.labels,
-        annotations: {
-          [CREATED_AT]: createdAt(current.metadata),
-          [UPDATED_AT]: new Date().toISOString(),
-        },
-      },
-      spec,
-    });
-    return listenerBody(applied);
+          : current.compute_config,
+    }));
+  }
+
+  /** PUT: the listener becomes the body (an omitted `version` is null), with the same rules. */
+  replace(principal: Principal, id: string, body: ListenerCreateRequest): Promise<Listener> {
+    return this.update(principal, id, body, (current) => ({
+      ...current,
+      version: body.version ?? null,
+      compute_config: { k8s_namespaces: body.compute_config.k8s_namespaces ?? null },
+    }));
+  }
+
+  private async update(
+    principal: Principal,
+    id: string,
+    body: { compute_type?: string; compute_id?: string },
+    next: (current: ListenerSpec) => ListenerSpec,
+  ): Promise<Listener> {
+    this.requireEnterprise(principal, 'used');
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.resource(principal, id);
+      for (const field of ['compute_type', 'compute_id'] as const) {
+        if (body[field] !== undefined && body[field] !== current.spec[field])
+          throw invalid(
+            ['body', field],
+            `${field} cannot be changed once the listener is created`,
+            'immutable',
+          );
+      }
+      const spec = next(current.spec);
+      const namespaces = spec.compute_config.k8s_namespaces;
+      if (namespaces?.length) await this.refuseOrphaning(id, namespaces);
+      // managedFields stay as the API server keeps them; sending them back would overwrite them.
+      const metadata: ObjectMeta & { managedFields?: unknown } = { ...current.metadata };
+      delete metadata.managedFields;
+      try {
+        const replaced = await this.kube.replace<ListenerSpec, ListenerStatus>(LISTENER, {
+          apiVersion: API_VERSION,
+          kind: LISTENER.kind,
+          metadata: {
+            ...metadata,
+            annotations: {
+              ...metadata.annotations,
+              [CREATED_AT]: createdAt(current.metadata),
+              [UPDATED_AT]: new Date().toISOString(),
+            },
+          },
+          spec,
+        });
+        return listenerBody(replaced);
+      } catch (err) {
+        // The operator's heartbeat (status) changed the resourceVersion since our read.
+        if (err instanceof KubeApiError && err.status === 409 && attempt < UPDATE_ATTEMPTS)
+          continue;
+        throw err;
+      }
+    }
   }
 
   async delete(principal: Principal, id: string): Promise<void> {

@@ -1,6 +1,7 @@
 export {
   Pagination,
   Detail,
+  NamespaceName,
   ValidationErrorBody,
   page,
   paginate,

@@ -7,6 +7,15 @@ export const Pagination = z.object({
 });
 export type Pagination = z.infer<typeof Pagination>;
 
+/** A Kubernetes namespace name (an RFC 1123 label), checked before the cluster refuses it. */
+export const NamespaceName = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+    error: (issue) =>
+      `'${String(issue.input)}' is not a valid Kubernetes namespace name: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters`,
+  });
+
 export const Detail = z.object({ detail: z.string() });
 export const ValidationErrorBody = z.object({
   detail: z.array(

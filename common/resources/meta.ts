@@ -11,6 +11,14 @@ export const LABELS = {
   revisionId: 'graphdock.dev/revision-id',
 } as const;
 
+/**
+ * Set (to the ISO time the write began) on an AgentDeployment or AgentRevision the API has
+ * created but not yet committed: a deployment until its revision and Secret exist, a revision
+ * until the deployment points at it. Readers ignore such objects; the operator removes those
+ * older than its orphan grace period (the API that wrote them died before finishing).
+ */
+export const PENDING_ANNOTATION = 'graphdock.dev/pending';
+
 export interface ResourceKind {
   kind: string;
   plural: string;

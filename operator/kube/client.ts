@@ -8,6 +8,8 @@ import {
   setHeaderOptions,
   type KubeConfig,
   type KubernetesObject,
+  type V1OwnerReference,
+  type V1Secret,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors.js';
 
@@ -104,6 +106,34 @@ export class KubeWriter {
       if (isNotFound(err)) return false;
       throw err;
     }
+  }
+
+  /** Secrets matching the selector, in these namespaces (all namespaces when none are given). */
+  async listSecrets(labelSelector: string, namespaces: readonly string[]): Promise<V1Secret[]> {
+    if (!namespaces.length)
+      return (await this.core.listSecretForAllNamespaces({ labelSelector })).items;
+    const lists = await Promise.all(
+      namespaces.map((namespace) => this.core.listNamespacedSecret({ namespace, labelSelector })),
+    );
+    return lists.flatMap((l) => l.items);
+  }
+
+  /** Makes `owner` the Secret's owner, conditional on the Secret being unchanged since read. */
+  async setOwner(secret: V1Secret, owner: V1OwnerReference): Promise<void> {
+    await this.core.patchNamespacedSecret(
+      {
+        namespace: secret.metadata?.namespace ?? '',
+        name: secret.metadata?.name ?? '',
+        body: {
+          metadata: {
+            ownerReferences: [owner],
+            resourceVersion: secret.metadata?.resourceVersion,
+          },
+        },
+        fieldManager: this.fieldManager,
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 
   async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {

@@ -8,6 +8,7 @@ import {
   AGENT_REVISION,
   GROUP,
   LABELS,
+  PENDING_ANNOTATION,
   VERSION,
   type AgentDeploymentStatus,
   type AgentRevisionStatus,
@@ -33,6 +34,7 @@ import {
 import { mergeConditions, sameStatus } from './conditions.js';
 import type { DatabaseStep } from './database.js';
 import { DATABASE_RETAIN_ANNOTATION, FINALIZER, SERVER_PORT, workloadName } from './names.js';
+import { OrphanCollector } from './orphans.js';
 import { rolloutState } from './rollout.js';
 import {
   deploymentConditions,
@@ -46,6 +48,8 @@ import type { AgentDeployment, AgentRevision, Listener } from './types.js';
 export interface ControllerSettings extends WorkloadSettings {
   computeId: string;
   retainDatabases: boolean;
+  /** How long a write the api has not finished may stay before it is taken as abandoned. */
+  orphanGraceMs: number;
 }
 
 export interface Informers {
@@ -78,6 +82,7 @@ const ref = (kind: ResourceKind, m: AgentDeployment['metadata']): ResourceRef =>
 export class DeploymentController {
   private readonly secretCache = new Map<string, Record<string, string>>();
   private readonly lastFullApply = new Map<string, number>();
+  readonly orphans: OrphanCollector;
 
   constructor(
     private readonly informers: Informers,
@@ -85,7 +90,9 @@ export class DeploymentController {
     private readonly database: DatabaseStep,
     private readonly settings: ControllerSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.orphans = new OrphanCollector(informers.revisions, writer, settings.orphanGraceMs, logger);
+  }
 
   /** The listener a deployment is placed on, when this operator serves it there. */
   servingListener(deployment: AgentDeployment): Listener | undefined {
@@ -117,14 +124,19 @@ export class DeploymentController {
       return {};
     }
     if (!this.servingListener(deployment)) return {};
+    // Not committed by the api yet (or never will be): no finalizer, no children.
+    const pending = await this.orphans.pendingDeployment(deployment);
+    if (pending) return pending;
     if (!meta.finalizers?.includes(FINALIZER))
       await this.writer.applyMetadata(ref(AGENT_DEPLOYMENT, meta), { finalizers: [FINALIZER] });
 
     const latest = this.informers.revisions.get(
       `${meta.namespace}/${deployment.spec.latest_revision.id}`,
     );
-    // The api writes the revision just after the deployment: not there yet is not an error.
-    if (!latest) return { requeueAfterMs: WAIT_MS };
+    // The api writes the revision before pointing at it: missing is a cache a moment behind,
+    // or (past the grace period) what an older api left when it died mid-create.
+    if (!latest) return this.orphans.missingRevision(deployment);
+    const abandoned = await this.orphans.abandonedRevisions(deployment);
     await this.skipSuperseded(deployment, latest);
     if (!latest.status?.status || latest.status.status === 'CREATING')
       await this.setRevision(deployment, latest, 'QUEUED', 'Accepted by the operator');
@@ -152,7 +164,7 @@ export class DeploymentController {
     );
     await this.setRevision(deployment, latest, status, message);
     await this.setDeployment(deployment, true, status, message, latest);
-    return {};
+    return abandoned === undefined ? {} : { requeueAfterMs: abandoned };
   }
 
   private async applyChildren(
@@ -199,15 +211,15 @@ export class DeploymentController {
   }
 
   private async skipSuperseded(deployment: AgentDeployment, latest: AgentRevision) {
-    const older = this.informers.revisions
-      .list()
-      .filter(
-        (r) =>
-          r.metadata.namespace === deployment.metadata.namespace &&
-          r.spec.deployment_id === deployment.metadata.name &&
-          r.spec.revision_number < latest.spec.revision_number &&
-          UNFINISHED.has(r.status?.status),
-      );
+    const older = this.informers.revisions.list().filter(
+      (r) =>
+        r.metadata.namespace === deployment.metadata.namespace &&
+        r.spec.deployment_id === deployment.metadata.name &&
+        r.spec.revision_number < latest.spec.revision_number &&
+        // A pending one was never part of the deployment's history (OrphanCollector's).
+        r.metadata.annotations?.[PENDING_ANNOTATION] === undefined &&
+        UNFINISHED.has(r.status?.status),
+    );
     for (const r of older)
       await this.setRevision(
         deployment,

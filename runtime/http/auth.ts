@@ -1,4 +1,5 @@
-// API key check: `X-Api-Key` must match one configured key, compared in constant time.
+// API key check: `X-Api-Key` (or `Authorization: Bearer <key>`) must match one configured key,
+// compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 
@@ -19,7 +20,9 @@ export function registerApiKeyAuth(
     const path = request.url.split('?')[0] ?? '';
     if (open.has(path) || request.method === 'OPTIONS') return;
     const header = request.headers['x-api-key'];
-    const presented = Array.isArray(header) ? header[0] : header;
+    const presented =
+      (Array.isArray(header) ? header[0] : header) ??
+      /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.authorization ?? '')?.[1];
     if (presented) {
       const candidate = digest(presented);
       let match = false;

@@ -2,6 +2,7 @@
 // kube-apiserver. No operator runs here, so statuses are the initial ones unless a test writes
 // status the way the operator would (through the status subresource).
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MASKED_SECRET_VALUE as MASK } from '../../api/index.js';
 import { otherTenant, useControlPlane } from '../support/control-plane.js';
 
 const cp = useControlPlane({ namespaces: ['agents', 'elsewhere'] });
@@ -75,7 +76,7 @@ describe('create and read', () => {
       status: 'AWAITING_DATABASE',
       active_revision_id: null,
       source_revision_config: { image_uri: 'registry.local/agent:1' },
-      secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-test' }],
+      secrets: [{ name: 'OPENAI_API_KEY', value: MASK }],
     });
     expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.latest_revision_id).toMatch(/^[0-9a-f-]{36}$/);
@@ -182,6 +183,81 @@ describe('create and read', () => {
   });
 });
 
+describe('secrets are write-only', () => {
+  it('no response carries a value; the Secret holds it; a masked value sent back keeps it', async () => {
+    const value = 'sk-write-only-0123456789';
+    const created = await json<DeploymentBody>('/v2/deployments', {
+      method: 'POST',
+      json: createBody('write-only', { secrets: [{ name: 'OPENAI_API_KEY', value }] }),
+    });
+    const id = created.id;
+    const responses = [
+      JSON.stringify(created),
+      await (await cp.http(`/v2/deployments/${id}`)).text(),
+      await (await cp.http('/v2/deployments?limit=100')).text(),
+      await (await cp.http(`/v2/deployments/${id}/revisions`)).text(),
+      await (await cp.http(`/v2/deployments/${id}/revisions/${created.latest_revision_id}`)).text(),
+    ];
+    const patched = await cp.http(`/v2/deployments/${id}`, {
+      method: 'PATCH',
+      json: {
+        secrets: [
+          { name: 'OPENAI_API_KEY', value: MASK },
+          { name: 'OTHER', value: 'other-value-42' },
+        ],
+      },
+    });
+    responses.push(await patched.text());
+    const patchedBody = JSON.parse(responses.at(-1)!) as DeploymentBody;
+    const redeployed = await cp.http(
+      `/v2/deployments/${id}/revisions/${created.latest_revision_id}/redeploy`,
+      { method: 'POST' },
+    );
+    responses.push(await redeployed.text());
+    for (const text of responses) {
+      expect(text).not.toContain(value);
+      expect(text).not.toContain('other-value-42');
+    }
+    expect(patchedBody.secrets).toEqual([
+      { name: 'OPENAI_API_KEY', value: MASK },
+      { name: 'OTHER', value: MASK },
+    ]);
+    // The values are in the revision's Secret, the masked one kept as it was.
+    const secret = await cp.kubectlJson<{ data: Record<string, string> }>([
+      'get',
+      'secret',
+      `${patchedBody.latest_revision_id}-secrets`,
+      '-n',
+      'agents',
+    ]);
+    const decoded = (k: string) => Buffer.from(secret.data[k] ?? '', 'base64').toString();
+    expect([decoded('OPENAI_API_KEY'), decoded('OTHER')]).toEqual([value, 'other-value-42']);
+    // Never in a custom resource, nor in the api's log.
+    const crs = await cp.cluster.kubectl([
+      'get',
+      'agentdeployments,agentrevisions',
+      '-n',
+      'agents',
+      '-o',
+      'json',
+    ]);
+    expect(crs).not.toContain(value);
+    expect(cp.api.output()).not.toContain(value);
+    // A masked value for a name that has no stored value cannot be resolved.
+    const unknown = await cp.http(`/v2/deployments/${id}`, {
+      method: 'PATCH',
+      json: { secrets: [{ name: 'NEVER_SET', value: MASK }] },
+    });
+    expect(unknown.status).toBe(422);
+    expect(((await unknown.json()) as { detail: { loc: unknown[] }[] }).detail[0]!.loc).toEqual([
+      'body',
+      'secrets',
+      0,
+      'value',
+    ]);
+  });
+});
+
 describe('validation', () => {
   it('422 for reserved secret names, naming the offending secret', async () => {
     const res = await cp.http('/v2/deployments', {
@@ -258,7 +334,7 @@ describe('PATCH, revisions and redeploy', () => {
       json: { secrets: [{ name: 'NEW_SECRET', value: 'v2' }] },
     });
     expect(secrets.latest_revision_id).not.toBe(patched.latest_revision_id);
-    expect(secrets.secrets).toEqual([{ name: 'NEW_SECRET', value: 'v2' }]);
+    expect(secrets.secrets).toEqual([{ name: 'NEW_SECRET', value: MASK }]);
 
     for (const change of [
       { name: 'renamed' },
@@ -289,21 +365,101 @@ describe('PATCH, revisions and redeploy', () => {
     expect(firstPage).toMatchObject({ resources: [{ revision_number: 2 }], offset: 2 });
   });
 
-  it('concurrent PATCHes each get their own revision number', async () => {
+  it('10 concurrent PATCHes: 10 successes, 10 distinct revision numbers, no conflict surfaced', async () => {
     const created = await createDeployment('concurrent-patch');
+    const tags = Array.from({ length: 10 }, (_, i) => `t${i}`);
     const results = await Promise.all(
-      ['a', 'b', 'c'].map((tag) =>
+      tags.map((tag) =>
         cp.http(`/v2/deployments/${created.id}`, {
           method: 'PATCH',
           json: { source_revision_config: { image_uri: `registry.local/agent:${tag}` } },
         }),
       ),
     );
-    expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+    const bodies = await Promise.all(results.map((r) => r.text()));
+    expect(
+      results.map((r) => r.status),
+      bodies.join('\n'),
+    ).toEqual(tags.map(() => 200));
+    const ids = bodies.map((b) => (JSON.parse(b) as DeploymentBody).latest_revision_id);
+    expect(new Set(ids).size).toBe(10);
     const revisions = await json<{ resources: RevisionBody[] }>(
-      `/v2/deployments/${created.id}/revisions`,
+      `/v2/deployments/${created.id}/revisions?limit=100`,
     );
-    expect(revisions.resources.map((r) => r.revision_number)).toEqual([4, 3, 2, 1]);
+    expect(revisions.resources.map((r) => r.revision_number)).toEqual(
+      Array.from({ length: 11 }, (_, i) => 11 - i),
+    );
+    // Each PATCH's answer names a revision that exists with its own image.
+    const images = revisions.resources.slice(0, 10).map((r) => r.source_revision_config.image_uri);
+    expect(new Set(images)).toEqual(new Set(tags.map((t) => `registry.local/agent:${t}`)));
+    // Losers removed their revisions and Secrets: exactly one Secret per revision is left.
+    const secrets = await cp.kubectlJson<{ items: unknown[] }>([
+      'get',
+      'secrets',
+      '-n',
+      'agents',
+      '-l',
+      `graphdock.dev/deployment-id=${created.id}`,
+    ]);
+    expect(secrets.items).toHaveLength(11);
+  });
+
+  it('a partial resource_spec keeps the other fields in the revision and in GET', async () => {
+    const created = await createDeployment('partial-spec');
+    const patched = await json<DeploymentBody>(`/v2/deployments/${created.id}`, {
+      method: 'PATCH',
+      json: { source_config: { resource_spec: { min_scale: 2, max_scale: 3 } } },
+    });
+    const merged = { min_scale: 2, max_scale: 3, cpu: 0.5, memory_mb: 512 };
+    expect(patched.source_config.resource_spec).toEqual(merged);
+    const read = await json<DeploymentBody>(`/v2/deployments/${created.id}`);
+    expect(read.source_config.resource_spec).toEqual(merged);
+    const revision = await cp.kubectlJson<{ spec: { resource_spec: unknown } }>([
+      'get',
+      'agentrevision',
+      patched.latest_revision_id,
+      '-n',
+      'agents',
+    ]);
+    expect(revision.spec.resource_spec).toEqual(merged);
+    const cr = await cp.kubectlJson<{ spec: { source_config: { resource_spec: unknown } } }>([
+      'get',
+      'agentdeployment',
+      created.id,
+      '-n',
+      'agents',
+    ]);
+    expect(cr.spec.source_config.resource_spec).toEqual(merged);
+    // A secrets-only PATCH changes nothing else either.
+    const secretsOnly = await json<DeploymentBody>(`/v2/deployments/${created.id}`, {
+      method: 'PATCH',
+      json: { secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-rotated' }] },
+    });
+    expect(secretsOnly.source_config.resource_spec).toEqual(merged);
+    // Clearing a field with null; an impossible range is 422 at the field sent.
+    const cleared = await json<DeploymentBody>(`/v2/deployments/${created.id}`, {
+      method: 'PATCH',
+      json: { source_config: { resource_spec: { cpu: null } } },
+    });
+    expect(cleared.source_config.resource_spec).toEqual({
+      min_scale: 2,
+      max_scale: 3,
+      memory_mb: 512,
+    });
+    const refused = await cp.http(`/v2/deployments/${created.id}`, {
+      method: 'PATCH',
+      json: { source_config: { resource_spec: { min_scale: 4 } } },
+    });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toEqual({
+      detail: [
+        {
+          loc: ['body', 'source_config', 'resource_spec', 'min_scale'],
+          msg: "'min_scale' (4) must not be greater than 'max_scale' (3)",
+          type: 'value_error',
+        },
+      ],
+    });
   });
 
   it('redeploy makes a new revision from an earlier one', async () => {

@@ -1,6 +1,6 @@
 // /v2/listeners through a real `graphdock api` process against a real kube-apiserver.
 import { describe, expect, it } from 'vitest';
-import { otherTenant, useControlPlane } from '../support/control-plane.js';
+import { BOOTSTRAP_KEY, otherTenant, useControlPlane } from '../support/control-plane.js';
 
 const cp = useControlPlane();
 
@@ -35,6 +35,19 @@ describe('authentication', () => {
     const unknown = await cp.http('/v2/listeners', { key: 'gdk_not_a_key_at_all_000000' });
     expect(unknown.status).toBe(401);
     expect(await unknown.json()).toEqual({ detail: 'Invalid API key' });
+  });
+
+  it('Authorization: Bearer carries the same keys', async () => {
+    const bearer = await cp.http('/v2/listeners', {
+      key: null,
+      headers: { authorization: `Bearer ${BOOTSTRAP_KEY}` },
+    });
+    expect(bearer.status).toBe(200);
+    const wrong = await cp.http('/v2/listeners', {
+      key: null,
+      headers: { authorization: 'Bearer gdk_not_a_key_at_all_000000' },
+    });
+    expect(wrong.status).toBe(401);
   });
 
   it('X-Tenant-Id must name the key’s own workspace', async () => {
@@ -197,6 +210,62 @@ describe('GET, PATCH and DELETE /v2/listeners/{id}', () => {
     }
     const after = (await (await cp.http(`/v2/listeners/${created.id}`)).json()) as ListenerBody;
     expect(after.compute_id).toBe('patch-me');
+  });
+
+  it('PUT replaces the listener whole; compute_type/compute_id immutable; same 409 rule as PATCH', async () => {
+    const created = await createListener('put-me');
+    const put = (json: unknown) => cp.http(`/v2/listeners/${created.id}`, { method: 'PUT', json });
+    const widened = await put({
+      compute_type: 'k8s',
+      compute_id: 'put-me',
+      compute_config: { k8s_namespaces: ['agents', 'spare'] },
+    });
+    expect(widened.status, await widened.clone().text()).toBe(200);
+    // Full replacement: the version not sent is null, not kept.
+    expect(await widened.json()).toMatchObject({
+      id: created.id,
+      version: null,
+      compute_config: { k8s_namespaces: ['agents', 'spare'] },
+      created_at: created.created_at,
+    });
+    const moved = await put({ ...body('moved'), compute_config: { k8s_namespaces: null } });
+    expect(moved.status).toBe(422);
+    expect(await moved.json()).toEqual({
+      detail: [
+        {
+          loc: ['body', 'compute_id'],
+          msg: 'compute_id cannot be changed once the listener is created',
+          type: 'immutable',
+        },
+      ],
+    });
+    const partial = await put({ compute_type: 'k8s', compute_id: 'put-me' });
+    expect(partial.status).toBe(422);
+    expect(await partial.json()).toEqual({
+      detail: [{ loc: ['body', 'compute_config'], msg: 'Field required', type: 'missing' }],
+    });
+    // A deployment in 'agents' keeps that namespace from being dropped.
+    const deployment = await cp.http('/v2/deployments', {
+      method: 'POST',
+      json: {
+        name: 'on-put-listener',
+        source: 'external_docker',
+        source_config: { listener_id: created.id, listener_config: { k8s_namespace: 'agents' } },
+        source_revision_config: { image_uri: 'registry.local/agent:1' },
+        secrets: [],
+      },
+    });
+    expect(deployment.status, await deployment.clone().text()).toBe(201);
+    const narrowed = await put({ ...body('put-me', ['spare']), version: '0.3.0' });
+    expect(narrowed.status).toBe(409);
+    expect(((await narrowed.json()) as { detail: string }).detail).toContain("'agents'");
+    const unknown = await cp.http('/v2/listeners/00000000-0000-4000-8000-000000000000', {
+      method: 'PUT',
+      json: body('put-me'),
+    });
+    expect(unknown.status).toBe(404);
+    const id = ((await deployment.json()) as { id: string }).id;
+    expect((await cp.http(`/v2/deployments/${id}`, { method: 'DELETE' })).status).toBe(204);
   });
 
   it('DELETE 204, then 404; the compute_id can be used again', async () => {

@@ -99,6 +99,17 @@ describe('graphdock api', () => {
     expect((await get('/ok')).status).toBe(200);
   });
 
+  it('accepts the key as Authorization: Bearer too, the same keys as X-Api-Key', async () => {
+    // Authenticated: the cluster is what is missing (503), not the key (401).
+    expect((await get('/v2/listeners', { authorization: `Bearer ${KEY}` })).status).toBe(503);
+    const unknown = await get('/v2/listeners', {
+      authorization: 'Bearer gdk_unknown_000000000000',
+    });
+    expect(unknown.status).toBe(401);
+    expect(await unknown.json()).toEqual({ detail: 'Invalid API key' });
+    expect((await get('/v2/listeners', { authorization: `Basic ${KEY}` })).status).toBe(401);
+  });
+
   it('X-Tenant-Id: 422 when not a UUID, 403 for another workspace', async () => {
     const bad = await get('/v2/listeners', { 'x-api-key': KEY, 'x-tenant-id': 'nope' });
     expect(bad.status).toBe(422);
@@ -129,6 +140,64 @@ describe('graphdock api', () => {
       detail: [{ loc: ['body', 'compute_id'], msg: 'Field required', type: 'missing' }],
     });
     expect((await get('/v2/deployments/not-a-uuid', { 'x-api-key': KEY })).status).toBe(422);
+  });
+
+  it('422 at the field for impossible values: scale ranges, limits, namespace names', async () => {
+    const send = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${api.url}${path}`, {
+        method,
+        headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, path).toBe(422);
+      return ((await res.json()) as { detail: { loc: unknown[]; msg: string }[] }).detail;
+    };
+    const deployment = (resourceSpec: object, namespace = 'agents') => ({
+      name: 'x',
+      source: 'external_docker',
+      source_config: {
+        listener_id: '00000000-0000-4000-8000-000000000000',
+        listener_config: { k8s_namespace: namespace },
+        resource_spec: resourceSpec,
+      },
+      source_revision_config: { image_uri: 'registry.local/agent:1' },
+      secrets: [],
+    });
+    expect(
+      await send('POST', '/v2/deployments', deployment({ min_scale: 3, max_scale: 2 })),
+    ).toEqual([
+      {
+        loc: ['body', 'source_config', 'resource_spec', 'min_scale'],
+        msg: "'min_scale' (3) must not be greater than 'max_scale' (2)",
+        type: 'value_error',
+      },
+    ]);
+    const limit = await send(
+      'POST',
+      '/v2/deployments',
+      deployment({ memory_mb: 2048, memory_limit_mb: 1024 }),
+    );
+    expect(limit.map((d) => d.loc)).toEqual([
+      ['body', 'source_config', 'resource_spec', 'memory_mb'],
+    ]);
+    const badNamespace = await send('POST', '/v2/deployments', deployment({}, 'Not_A_Namespace'));
+    expect(badNamespace.map((d) => d.loc)).toEqual([
+      ['body', 'source_config', 'listener_config', 'k8s_namespace'],
+    ]);
+    expect(badNamespace[0]!.msg).toContain('not a valid Kubernetes namespace name');
+    const listener = {
+      compute_type: 'k8s',
+      compute_id: 'c',
+      compute_config: { k8s_namespaces: ['good', '-bad-'] },
+    };
+    for (const [method, path] of [
+      ['POST', '/v2/listeners'],
+      ['PUT', '/v2/listeners/00000000-0000-4000-8000-000000000000'],
+      ['PATCH', '/v2/listeners/00000000-0000-4000-8000-000000000000'],
+    ] as const) {
+      const detail = await send(method, path, listener);
+      expect(detail.map((d) => d.loc)).toEqual([['body', 'compute_config', 'k8s_namespaces', 1]]);
+    }
   });
 
   it('503 with a clear detail when the Kubernetes API cannot be reached', async () => {

@@ -90,6 +90,18 @@ describe('API keys', () => {
     expect(right.status).toBe(200);
   });
 
+  it('accepts the same keys as Authorization: Bearer', async () => {
+    const bearer = await rt.http('/info', { headers: { authorization: 'Bearer key-one' } });
+    expect(bearer.status).toBe(200);
+    const lower = await rt.http('/info', { headers: { authorization: 'bearer key-two' } });
+    expect(lower.status).toBe(200);
+    const wrong = await rt.http('/info', { headers: { authorization: 'Bearer key-three' } });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toEqual({ detail: 'Invalid API key' });
+    const basic = await rt.http('/info', { headers: { authorization: 'Basic key-one' } });
+    expect(basic.status).toBe(401);
+  });
+
   it('lets the SDK in with its apiKey option and keeps others out', async () => {
     const thread = await rt.client.threads.create({ metadata: { who: 'sdk' } });
     expect(thread.metadata).toEqual({ who: 'sdk' });

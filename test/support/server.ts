@@ -25,6 +25,8 @@ export interface ServerOptions {
   okPath?: string;
   /** The node binary and flags to run it with; by default this process's node, no flags. */
   node?: { binary: string; flags: string[] };
+  /** A script run instead of bin/graphdock.mjs with the same arguments (test entry points). */
+  entry?: string;
 }
 
 export interface RunningServer {
@@ -50,7 +52,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 async function startOnce(options: ServerOptions, port: number): Promise<RunningServer> {
   const args = [
     ...(options.node?.flags ?? []),
-    join(REPO_ROOT, 'bin', 'graphdock.mjs'),
+    options.entry ?? join(REPO_ROOT, 'bin', 'graphdock.mjs'),
     options.command ?? 'runtime',
     '--config',
     options.config ?? EXAMPLES_CONFIG,

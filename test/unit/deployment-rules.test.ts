@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentDeploymentSpec } from '../../common/resources/index.js';
-import { createIssues, planPatch, RESERVED_SECRET_NAMES, secretIssues } from '../../api/index.js';
+import {
+  createIssues,
+  MASKED_SECRET_VALUE,
+  planPatch,
+  RESERVED_SECRET_NAMES,
+  secretIssues,
+  unmaskSecrets,
+} from '../../api/index.js';
 
 const listenerId = '3f2b6a3e-8a0e-4b8e-9d3e-0a1b2c3d4e5f';
 
@@ -54,6 +61,31 @@ describe('secret rules', () => {
   });
 });
 
+describe('masked secret values', () => {
+  it('a masked value sent back keeps the stored one; unknown names and creates refuse it', () => {
+    const stored = [{ name: 'A', value: 'secret-a' }];
+    expect(
+      unmaskSecrets(
+        [
+          { name: 'A', value: MASKED_SECRET_VALUE },
+          { name: 'B', value: 'new' },
+        ],
+        stored,
+      ),
+    ).toEqual({
+      secrets: [
+        { name: 'A', value: 'secret-a' },
+        { name: 'B', value: 'new' },
+      ],
+      issues: [],
+    });
+    const unknown = unmaskSecrets([{ name: 'C', value: MASKED_SECRET_VALUE }], stored);
+    expect(unknown.issues.map((i) => i.loc)).toEqual([['body', 'secrets', 0, 'value']]);
+    const created = createIssues(create({ secrets: [{ name: 'A', value: MASKED_SECRET_VALUE }] }));
+    expect(created.map((i) => i.loc)).toEqual([['body', 'secrets', 0, 'value']]);
+  });
+});
+
 describe('createIssues', () => {
   it('accepts a complete external_docker deployment', () => {
     expect(createIssues(create())).toEqual([]);
@@ -99,9 +131,56 @@ describe('planPatch', () => {
     ).toMatchObject({
       newRevision: true,
       imageUri: 'registry.local/agent:1',
-      resourceSpec: { max_scale: 3 },
+      resourceSpec: { min_scale: 1, max_scale: 3 },
     });
     expect(planPatch(current, { secrets: [] }).newRevision).toBe(true);
+  });
+
+  it('merges a partial resource_spec over the stored one; null clears a field', () => {
+    const stored = {
+      ...current,
+      source_config: {
+        ...current.source_config,
+        resource_spec: { min_scale: 1, max_scale: 2, cpu: 0.5, memory_mb: 512 },
+      },
+    };
+    expect(
+      planPatch(stored, { source_config: { resource_spec: { min_scale: 2, max_scale: 4 } } })
+        .resourceSpec,
+    ).toEqual({ min_scale: 2, max_scale: 4, cpu: 0.5, memory_mb: 512 });
+    expect(
+      planPatch(stored, { source_config: { resource_spec: { cpu: null } } }).resourceSpec,
+    ).toEqual({ min_scale: 1, max_scale: 2, memory_mb: 512 });
+    expect(planPatch(stored, { secrets: [] }).resourceSpec).toEqual(
+      stored.source_config.resource_spec,
+    );
+  });
+
+  it('refuses min_scale above max_scale and requests above limits, at the field sent', () => {
+    const stored = {
+      ...current,
+      source_config: { ...current.source_config, resource_spec: { min_scale: 1, max_scale: 2 } },
+    };
+    const tooHigh = planPatch(stored, { source_config: { resource_spec: { min_scale: 3 } } });
+    expect(tooHigh.issues).toEqual([
+      {
+        loc: ['body', 'source_config', 'resource_spec', 'min_scale'],
+        msg: "'min_scale' (3) must not be greater than 'max_scale' (2)",
+        type: 'value_error',
+      },
+    ]);
+    const tooLow = planPatch(stored, { source_config: { resource_spec: { max_scale: 0 } } });
+    expect(tooLow.issues.map((i) => i.loc.at(-1))).toEqual(['max_scale']);
+    const limits = createIssues(
+      create({
+        source_config: {
+          listener_id: listenerId,
+          listener_config: { k8s_namespace: 'agents' },
+          resource_spec: { cpu: 2, cpu_limit: 1, memory_mb: 512, memory_limit_mb: 1024 },
+        },
+      }),
+    );
+    expect(limits.map((i) => i.loc.join('.'))).toEqual(['body.source_config.resource_spec.cpu']);
   });
 
   it('changes custom_url without a new revision', () => {
