@@ -51,6 +51,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     runs: env.runs,
     crons: env.crons,
     webhooks: env.webhooks,
+    responseLog: env.responseLog,
   });
   return serve(runtime, options.port ?? 8000, options.host ?? '0.0.0.0', logger);
 }
@@ -80,6 +81,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       runs: env.runs,
       crons: env.crons,
       webhooks: env.webhooks,
+      responseLog: env.responseLog,
     });
     return await serve(
       runtime,

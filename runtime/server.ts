@@ -49,6 +49,7 @@ export interface RuntimeOptions {
   runs?: ProcessEnv['runs'];
   crons?: ProcessEnv['crons'];
   webhooks?: WebhookSettings;
+  responseLog?: string | undefined;
 }
 
 const DEFAULT_RUNS = {
@@ -194,6 +195,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const app = await buildApp({
       logger,
+      responseLog: options.responseLog,
       metrics,
       apiKeys: options.apiKeys,
       http: {

@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { badRequest, notFound } from '../../common/errors/index.js';
+import { badRequest, errorResponses, notFound } from '../../common/errors/index.js';
 import { agentCard } from './card.js';
 import {
   RpcCode,
@@ -157,14 +157,28 @@ export function a2aRoutes(
 
     app.get(
       '/.well-known/agent-card.json',
-      { schema: { tags, querystring: CardQuery, summary: 'Agent card of an assistant' } },
+      {
+        schema: {
+          tags,
+          querystring: CardQuery,
+          summary: 'Agent card of an assistant',
+          response: { 200: z.unknown(), ...errorResponses('BAD_REQUEST', 'NOT_FOUND') },
+        },
+      },
       async (req) => card(req, req.query.assistant_id),
     );
 
     // The card next to its endpoint, so a client given only the endpoint URL finds it.
     app.get(
       '/a2a/:assistant_id/.well-known/agent-card.json',
-      { schema: { tags, params: AssistantParams, summary: 'Agent card of an assistant' } },
+      {
+        schema: {
+          tags,
+          params: AssistantParams,
+          summary: 'Agent card of an assistant',
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => card(req, req.params.assistant_id),
     );
   };

@@ -70,7 +70,8 @@ export class AssistantService {
    * with a condition that it is unchanged: a run's creation then needs no read of its assistant.
    */
   async forRun(idOrGraph: string, remembered: boolean): Promise<AssistantForRun> {
-    const id = this.resolveId(idOrGraph);
+    // A run names its assistant in the request body.
+    const id = this.resolveId(idOrGraph, 'body');
     const known = remembered ? this.remembered.get(id) : undefined;
     if (known)
       return {
@@ -102,8 +103,11 @@ export class AssistantService {
     }
   }
 
-  /** Accepts an assistant UUID or a graph id (meaning that graph's system assistant). */
-  resolveId(idOrGraph: string): string {
+  /**
+   * Accepts an assistant UUID or a graph id (meaning that graph's system assistant). `where`:
+   * the part of the request the id came from, which a 422 names.
+   */
+  resolveId(idOrGraph: string, where: 'path' | 'body' = 'path'): string {
     if (isUuid(idOrGraph)) return idOrGraph;
     if (this.deps.graphs.has(idOrGraph)) {
       // Every run that names its graph asks again, and each id is a SHA-1.
@@ -112,7 +116,7 @@ export class AssistantService {
       return id;
     }
     throw invalid(
-      ['path', 'assistant_id'],
+      [where, 'assistant_id'],
       `Invalid assistant ID: must be a UUID or a registered graph ID, got "${idOrGraph}"`,
     );
   }

@@ -24,8 +24,13 @@ export const STREAM_MODES = [
   'checkpoints',
 ] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
+/** How far ahead a run may be scheduled: about 31 years. */
+export const MAX_AFTER_SECONDS = 1e9;
 
-const StreamModeInput = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))]);
+const StreamModeInput = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))], {
+  // The union's own message would say only "Invalid input": name the modes instead.
+  error: `Invalid stream mode: expected one of ${STREAM_MODES.map((m) => `"${m}"`).join(', ')}, or a list of them`,
+});
 const Breakpoints = z.union([z.literal('*'), z.array(z.string())]);
 
 export const RunCreate = z.object({
@@ -58,7 +63,8 @@ export const RunCreate = z.object({
   if_not_exists: z.enum(['reject', 'create']).nullish(),
   on_disconnect: z.enum(['cancel', 'continue']).nullish(),
   on_completion: z.enum(['delete', 'keep']).nullish(),
-  after_seconds: z.number().min(0).nullish(),
+  /** At most MAX_AFTER_SECONDS: further out, the start time leaves PostgreSQL's interval range. */
+  after_seconds: z.number().min(0).max(MAX_AFTER_SECONDS).nullish(),
   // Any string: the webhooks context's validator names the URL rule a bad one breaks.
   webhook: z.string().nullish(),
   feedback_keys: z.array(z.string()).nullish(),
