@@ -56,8 +56,9 @@ describe('the OpenAPI document', () => {
       const file = join(dir, 'openapi.json');
       writeFileSync(file, JSON.stringify(doc));
       const result = await run(python, ['-m', 'openapi_spec_validator', file]);
-      expect(result.output).toContain('OK');
-      expect(result.code, result.output).toBe(0);
+      // The validator quotes the whole document on failure: its first lines are enough.
+      expect(result.code, result.output.slice(0, 2000)).toBe(0);
+      expect(result.output.slice(0, 2000)).toContain('OK');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
