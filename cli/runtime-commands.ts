@@ -63,6 +63,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     crons: env.crons,
     webhooks: env.webhooks,
     a2a: env.a2a,
+    responseLog: env.responseLog,
   });
   return serve(runtime, port, host, logger);
 }
@@ -97,6 +98,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       crons: env.crons,
       webhooks: env.webhooks,
       a2a: env.a2a,
+      responseLog: env.responseLog,
     });
     return await serve(runtime, port, host, logger, () => embedded?.stop() ?? Promise.resolve());
   } catch (err) {

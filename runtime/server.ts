@@ -50,6 +50,7 @@ export interface RuntimeOptions {
   crons?: ProcessEnv['crons'];
   webhooks?: WebhookSettings;
   a2a?: ProcessEnv['a2a'];
+  responseLog?: string | undefined;
 }
 
 const DEFAULT_RUNS = {
@@ -201,6 +202,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
     const app = await buildApp({
       logger,
+      responseLog: options.responseLog,
       metrics,
       apiKeys: options.apiKeys,
       http: {

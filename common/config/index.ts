@@ -31,6 +31,7 @@ const EnvSchema = z.object({
   GRAPHDOCK_WEBHOOK_RETRY_MAX_SECS: z.coerce.number().positive().default(600),
   GRAPHDOCK_WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(16),
   GRAPHDOCK_A2A_DEFAULT_ASSISTANT: z.string().min(1).optional(),
+  GRAPHDOCK_RESPONSE_LOG: z.string().min(1).optional(),
 });
 
 export interface ProcessEnv {
@@ -51,6 +52,8 @@ export interface ProcessEnv {
     eventRetentionSeconds: number;
   };
   crons: { tickMs: number };
+  /** Test support: a directory where the server notes each (route, status) it answers. */
+  responseLog: string | undefined;
   webhooks: {
     /** Standard Webhooks signing secrets (`whsec_...`, space separated); none: unsigned. */
     secret: string | undefined;
@@ -105,6 +108,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
       eventRetentionSeconds: e.RESUMABLE_STREAM_TTL_SECONDS,
     },
     crons: { tickMs: e.GRAPHDOCK_CRON_TICK_MS },
+    responseLog: e.GRAPHDOCK_RESPONSE_LOG,
     webhooks: {
       secret: e.GRAPHDOCK_WEBHOOK_SECRET,
       maxAttempts: e.GRAPHDOCK_WEBHOOK_MAX_ATTEMPTS,

@@ -1,16 +1,8 @@
 // Typed errors with stable codes. The HTTP layer maps them to status codes in one place.
 
-export const ErrorCodes = {
-  VALIDATION: 422,
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  INTERNAL: 500,
-} as const;
+import { ErrorCodes, type ErrorCode } from './codes.js';
 
-export type ErrorCode = keyof typeof ErrorCodes;
+export { ErrorCodes, type ErrorCode };
 
 export interface ValidationIssue {
   loc: (string | number)[];
@@ -41,3 +33,4 @@ export const invalid = (loc: (string | number)[], msg: string, type = 'value_err
   new AppError('VALIDATION', [{ loc, msg, type }]);
 
 export { validationIssues, type ValidationEntry } from './validation.js';
+export { ErrorBody, errorResponses } from './responses.js';

@@ -26,7 +26,12 @@ export function validationIssues(
   describe: (entry: ValidationEntry) => { msg: string; type: string } = plain,
 ): { loc: (string | number)[]; msg: string; type: string }[] {
   const where = LOCATION[error.validationContext ?? 'body'] ?? 'body';
-  return error.validation.map((entry) => ({
+  // One issue per value. zod runs a type's built-in checks (an integer's safe range) before the
+  // bounds a schema declares, so `limit: 1e30` breaks both; the last, declared bound is the one
+  // that tells the caller what to send.
+  const byPath = new Map<string, ValidationEntry>();
+  for (const entry of error.validation) byPath.set(entry.instancePath, entry);
+  return [...byPath.values()].map((entry) => ({
     loc: [
       where,
       ...entry.instancePath

@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { badRequest, notFound } from '../../common/errors/index.js';
+import { badRequest, errorResponses, notFound } from '../../common/errors/index.js';
 import { agentCard } from './card.js';
 import {
   RpcCode,
@@ -202,6 +202,7 @@ export function a2aRoutes(
           summary: 'Agent card of an assistant',
           description:
             'Without assistant_id: the default assistant (GRAPHDOCK_A2A_DEFAULT_ASSISTANT, else the only graph).',
+          response: { 200: z.unknown(), ...errorResponses('BAD_REQUEST', 'NOT_FOUND') },
         },
       },
       async (req) => card(req, req.query.assistant_id),
@@ -210,7 +211,14 @@ export function a2aRoutes(
     // The card next to its endpoint, so a client given only the endpoint URL finds it.
     app.get(
       '/a2a/:assistant_id/.well-known/agent-card.json',
-      { schema: { tags, params: AssistantParams, summary: 'Agent card of an assistant' } },
+      {
+        schema: {
+          tags,
+          params: AssistantParams,
+          summary: 'Agent card of an assistant',
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => card(req, req.params.assistant_id),
     );
   };

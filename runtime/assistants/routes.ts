@@ -1,6 +1,7 @@
 // HTTP routes for assistants: parse, call the service, shape the reply. No SQL, no rules.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { errorResponses } from '../../common/errors/index.js';
 import {
   Assistant,
   AssistantCount,
@@ -31,7 +32,13 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
   return async (app) => {
     app.post(
       '/assistants',
-      { schema: { tags, body: AssistantCreate, response: { 200: Assistant } } },
+      {
+        schema: {
+          tags,
+          body: AssistantCreate,
+          response: { 200: Assistant, ...errorResponses('NOT_FOUND', 'CONFLICT') },
+        },
+      },
       async (req) => isoDates(await service.create(req.body)),
     );
 
@@ -61,7 +68,13 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
 
     app.get(
       '/assistants/:assistant_id',
-      { schema: { tags, params: AssistantIdParams, response: { 200: Assistant } } },
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          response: { 200: Assistant, ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => isoDates(await service.get(req.params.assistant_id)),
     );
 
@@ -72,7 +85,7 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
           tags,
           params: AssistantIdParams,
           body: AssistantPatch.optional(),
-          response: { 200: Assistant },
+          response: { 200: Assistant, ...errorResponses('NOT_FOUND') },
         },
       },
       async (req) => isoDates(await service.patch(req.params.assistant_id, req.body ?? {})),
@@ -80,38 +93,79 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
 
     app.delete(
       '/assistants/:assistant_id',
-      { schema: { tags, params: AssistantIdParams, querystring: AssistantDeleteQuery } },
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          querystring: AssistantDeleteQuery,
+          response: { 200: z.array(z.string()), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) => service.delete(req.params.assistant_id, truthy(req.query.delete_threads)),
     );
 
     app.get(
       '/assistants/:assistant_id/graph',
-      { schema: { tags, params: AssistantIdParams, querystring: GraphQuery } },
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          querystring: GraphQuery,
+          response: { 200: z.unknown(), ...errorResponses('BAD_REQUEST', 'NOT_FOUND') },
+        },
+      },
       (req) => service.drawing(req.params.assistant_id, parseXray(req.query.xray)),
     );
 
     app.get(
       '/assistants/:assistant_id/schemas',
-      { schema: { tags, params: AssistantIdParams } },
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) => service.schemas(req.params.assistant_id),
     );
 
     app.get(
       '/assistants/:assistant_id/subgraphs',
-      { schema: { tags, params: AssistantIdParams, querystring: SubgraphsQuery } },
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          querystring: SubgraphsQuery,
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) => service.subgraphs(req.params.assistant_id, undefined, truthy(req.query.recurse)),
     );
 
     app.get(
       '/assistants/:assistant_id/subgraphs/:namespace',
-      { schema: { tags, params: SubgraphsParams, querystring: SubgraphsQuery } },
+      {
+        schema: {
+          tags,
+          params: SubgraphsParams,
+          querystring: SubgraphsQuery,
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) =>
         service.subgraphs(req.params.assistant_id, req.params.namespace, truthy(req.query.recurse)),
     );
 
     app.post(
       '/assistants/:assistant_id/versions',
-      { schema: { tags, params: AssistantIdParams, body: AssistantVersionsQuery.optional() } },
+      {
+        schema: {
+          tags,
+          params: AssistantIdParams,
+          body: AssistantVersionsQuery.optional(),
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) =>
         (await service.versions(req.params.assistant_id, req.body ?? {})).map(isoDates),
     );
@@ -123,7 +177,7 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
           tags,
           params: AssistantIdParams,
           body: AssistantLatest,
-          response: { 200: Assistant },
+          response: { 200: Assistant, ...errorResponses('NOT_FOUND') },
         },
       },
       async (req) => isoDates(await service.setLatest(req.params.assistant_id, req.body.version)),

@@ -89,7 +89,14 @@ export const AssistantVersionsQuery = z.object({
   offset: z.number().int().min(0).nullish(),
 });
 
-export const AssistantLatest = z.object({ version: z.number().int().min(1) });
+// Versions are PostgreSQL integers.
+export const AssistantLatest = z.object({
+  version: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1),
+});
 
 export const AssistantDeleteQuery = z.object({
   delete_threads: z.enum(['true', 'false', '1', '0']).optional(),

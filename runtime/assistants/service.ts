@@ -74,7 +74,8 @@ export class AssistantService {
     // Neither an id nor a graph: no such assistant (404, as the official JS server answers).
     if (!isUuid(idOrGraph) && !this.deps.graphs.has(idOrGraph))
       throw notFound('Assistant not found');
-    const id = this.resolveId(idOrGraph);
+    // A run names its assistant in the request body.
+    const id = this.resolveId(idOrGraph, 'body');
     const known = remembered ? this.remembered.get(id) : undefined;
     if (known)
       return {
@@ -106,8 +107,11 @@ export class AssistantService {
     }
   }
 
-  /** Accepts an assistant UUID or a graph id (meaning that graph's system assistant). */
-  resolveId(idOrGraph: string): string {
+  /**
+   * Accepts an assistant UUID or a graph id (meaning that graph's system assistant). `where`:
+   * the part of the request the id came from, which a 422 names.
+   */
+  resolveId(idOrGraph: string, where: 'path' | 'body' = 'path'): string {
     if (isUuid(idOrGraph)) return idOrGraph;
     if (this.deps.graphs.has(idOrGraph)) {
       // Every run that names its graph asks again, and each id is a SHA-1.
@@ -116,7 +120,7 @@ export class AssistantService {
       return id;
     }
     throw invalid(
-      ['path', 'assistant_id'],
+      [where, 'assistant_id'],
       `Invalid assistant ID: must be a UUID or a registered graph ID, got "${idOrGraph}"`,
     );
   }

@@ -1,6 +1,7 @@
 // HTTP routes for crons. Parse, call the service, shape the reply.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { errorResponses } from '../../common/errors/index.js';
 import {
   Cron,
   CronCount,
@@ -18,13 +19,22 @@ export function cronRoutes(service: CronService): FastifyPluginAsyncZod {
   return async (app) => {
     app.post(
       '/runs/crons',
-      { schema: { tags, body: CronCreate, response: { 200: Cron } } },
+      {
+        schema: { tags, body: CronCreate, response: { 200: Cron, ...errorResponses('NOT_FOUND') } },
+      },
       async (req) => cronBody(await service.create(undefined, req.body)),
     );
 
     app.post(
       '/threads/:thread_id/runs/crons',
-      { schema: { tags, params: ThreadCronParams, body: CronCreate, response: { 200: Cron } } },
+      {
+        schema: {
+          tags,
+          params: ThreadCronParams,
+          body: CronCreate,
+          response: { 200: Cron, ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => cronBody(await service.create(req.params.thread_id, req.body)),
     );
 
@@ -49,19 +59,38 @@ export function cronRoutes(service: CronService): FastifyPluginAsyncZod {
 
     app.get(
       '/runs/crons/:cron_id',
-      { schema: { tags, params: CronParams, response: { 200: Cron } } },
+      {
+        schema: {
+          tags,
+          params: CronParams,
+          response: { 200: Cron, ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => cronBody(await service.get(req.params.cron_id)),
     );
 
     app.patch(
       '/runs/crons/:cron_id',
-      { schema: { tags, params: CronParams, body: CronPatch.optional(), response: { 200: Cron } } },
+      {
+        schema: {
+          tags,
+          params: CronParams,
+          body: CronPatch.optional(),
+          response: { 200: Cron, ...errorResponses('BAD_REQUEST', 'NOT_FOUND') },
+        },
+      },
       async (req) => cronBody(await service.patch(req.params.cron_id, req.body ?? {})),
     );
 
     app.delete(
       '/runs/crons/:cron_id',
-      { schema: { tags, params: CronParams } },
+      {
+        schema: {
+          tags,
+          params: CronParams,
+          response: { 204: z.undefined().describe('Deleted'), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req, reply) => {
         await service.delete(req.params.cron_id);
         return reply.code(204).send();

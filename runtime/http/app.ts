@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
   jsonSchemaTransform,
+  jsonSchemaTransformObject,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
@@ -19,10 +20,12 @@ import { threadRoutes, type ThreadService } from '../threads/index.js';
 import { webhookRoutes, type WebhookDeliveries } from '../webhooks/index.js';
 import { registerApiKeyAuth } from './auth.js';
 import { registerCors } from './cors.js';
-import { errorHandler, notFoundHandler } from './errors.js';
+import { declareHttpErrors } from './declared-errors.js';
+import { errorHandler, frameworkErrorHandler, notFoundHandler } from './errors.js';
 import { parseJsonBody, registerStorableStrings } from './json-input.js';
 import { metaRoutes, type MetaInfo } from './meta-routes.js';
 import { registerHttpMetrics } from './metrics.js';
+import { registerResponseLog } from './response-log.js';
 import { enabledGroups, type RouteGroup } from './route-groups.js';
 
 export interface AppDeps {
@@ -42,6 +45,8 @@ export interface AppDeps {
   /** Route groups of other contexts, mounted after the core API under the same prefix. */
   routeGroups?: RouteGroup[];
   checkDb: () => Promise<void>;
+  /** Test support: see response-log.ts. */
+  responseLog?: string | undefined;
 }
 
 /** `/api/` → `/api`; a prefix without its leading slash gets one. */
@@ -59,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 25 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -70,6 +76,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler(notFoundHandler);
 
   const prefix = mountPrefix(deps.http.mount_prefix);
+  // First, so it also sees the answers of the hooks below (401, CORS preflights).
+  if (deps.responseLog) registerResponseLog(app, deps.responseLog, prefix);
+  declareHttpErrors(app, prefix);
   await registerCors(app, deps.http.cors);
   registerApiKeyAuth(app, deps.apiKeys, prefix);
   registerStorableStrings(app, prefix);
@@ -82,6 +91,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         info: { title: 'Graphdock Agent Server', version: deps.info.version },
       },
       transform: jsonSchemaTransform,
+      // Fills components.schemas from the zod schemas registered with an id.
+      transformObject: jsonSchemaTransformObject,
     });
   }
 

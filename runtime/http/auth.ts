@@ -3,7 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 
-const OPEN_PATHS = new Set(['/ok']);
+export const OPEN_PATHS = new Set(['/ok']);
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 

@@ -27,8 +27,30 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   return reply.code(status).send({ detail: error.message });
 }
 
+/**
+ * The router's own refusals, before any route: a path that does not decode (400) or a path
+ * parameter over the length limit (414). Same body as every other error.
+ */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  void reply.code(error.statusCode ?? 400).send({ detail: error.message });
+}
+
+/** The methods a path may be served with; OPTIONS is left out, as CORS answers it for every path. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  return reply
-    .code(404)
-    .send({ detail: `Not found: ${request.method} ${request.url.split('?')[0] ?? ''}` });
+  const path = request.url.split('?')[0] ?? '';
+  // A path that exists with other methods is 405 with the methods it has, as HTTP asks.
+  const allowed = METHODS.filter((method) => request.server.findRoute({ method, url: path }));
+  if (allowed.length > 0) {
+    return reply
+      .code(405)
+      .header('Allow', allowed.join(', '))
+      .send({ detail: 'Method Not Allowed' });
+  }
+  return reply.code(404).send({ detail: `Not found: ${request.method} ${path}` });
 }

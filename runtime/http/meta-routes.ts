@@ -1,6 +1,7 @@
 // /ok, /info and /metrics.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { ErrorBody } from '../../common/errors/index.js';
 import type { Registry } from '../../common/metrics/index.js';
 
 export interface MetaInfo {
@@ -21,6 +22,10 @@ export function metaRoutes(
         schema: {
           tags: ['System'],
           querystring: z.object({ check_db: z.enum(['0', '1']).optional() }),
+          response: {
+            200: z.object({ ok: z.boolean() }),
+            500: ErrorBody.describe('With `check_db=1`, when the database does not answer'),
+          },
         },
       },
       async (req, reply) => {
@@ -52,6 +57,15 @@ export function metaRoutes(
         schema: {
           tags: ['System'],
           querystring: z.object({ format: z.enum(['prometheus', 'json']).optional() }),
+          response: {
+            200: {
+              description: 'Prometheus text, or with `format=json` the same metrics as JSON',
+              content: {
+                'text/plain': { schema: z.string() },
+                'application/json': { schema: z.unknown() },
+              },
+            },
+          },
         },
       },
       async (req, reply) => {

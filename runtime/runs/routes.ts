@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { errorResponses } from '../../common/errors/index.js';
 import type { RunEventLog } from './event-log.js';
 import {
   BulkCancel,
@@ -22,6 +23,19 @@ import type { RunRow } from './store.js';
 import { parseThreadEventId } from './thread-stream.js';
 
 const tags = ['Runs'];
+/** A run record, or the run's output: JSON, not described further here. */
+const json = z.unknown();
+const events = {
+  description: 'Server-sent events',
+  content: { 'text/event-stream': { schema: z.string() } },
+};
+const none = (description: string) => z.undefined().describe(description);
+const created = { 200: json, ...errorResponses('NOT_FOUND', 'CONFLICT', 'BAD_REQUEST') };
+const createdStreaming = { 200: events, ...errorResponses('NOT_FOUND', 'CONFLICT', 'BAD_REQUEST') };
+const stateless = { 200: json, ...errorResponses('NOT_FOUND', 'BAD_REQUEST') };
+const statelessStreaming = { 200: events, ...errorResponses('NOT_FOUND', 'BAD_REQUEST') };
+const found = { 200: json, ...errorResponses('NOT_FOUND') };
+const streamFound = { 200: events, ...errorResponses('NOT_FOUND') };
 /** The caller of wait and stream follows the run it creates, so it may start on this process. */
 const HERE = { startHere: true };
 /** The caller of wait sees only the run's end. */
@@ -71,7 +85,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
   return async (app) => {
     app.post(
       '/threads/:thread_id/runs',
-      { schema: { tags, params: ThreadRunParams, body: RunCreate } },
+      { schema: { tags, params: ThreadRunParams, body: RunCreate, response: created } },
       async (req, reply) => {
         const run = await service.create(req.params.thread_id, req.body, req.headers);
         void reply.header('Content-Location', runPath(run, false));
@@ -81,7 +95,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.post(
       '/threads/:thread_id/runs/wait',
-      { schema: { tags, params: ThreadRunParams, body: RunCreate } },
+      { schema: { tags, params: ThreadRunParams, body: RunCreate, response: created } },
       async (req, reply) =>
         wait(
           reply,
@@ -93,7 +107,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.post(
       '/threads/:thread_id/runs/stream',
-      { schema: { tags, params: ThreadRunParams, body: RunCreate } },
+      { schema: { tags, params: ThreadRunParams, body: RunCreate, response: createdStreaming } },
       async (req, reply) =>
         stream(
           req,
@@ -107,19 +121,25 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.get(
       '/threads/:thread_id/runs',
-      { schema: { tags, params: ThreadRunParams, querystring: RunListQuery } },
+      { schema: { tags, params: ThreadRunParams, querystring: RunListQuery, response: found } },
       async (req) => (await service.list(req.params.thread_id, req.query)).map(runBody),
     );
 
     app.get(
       '/threads/:thread_id/runs/:run_id',
-      { schema: { tags, params: RunParams } },
+      { schema: { tags, params: RunParams, response: found } },
       async (req) => runBody(await service.get(req.params.thread_id, req.params.run_id)),
     );
 
     app.delete(
       '/threads/:thread_id/runs/:run_id',
-      { schema: { tags, params: RunParams } },
+      {
+        schema: {
+          tags,
+          params: RunParams,
+          response: { 204: none('Deleted'), ...errorResponses('NOT_FOUND', 'CONFLICT') },
+        },
+      },
       async (req, reply) => {
         await service.delete(req.params.thread_id, req.params.run_id);
         return reply.code(204).send();
@@ -128,14 +148,14 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.get(
       '/threads/:thread_id/runs/:run_id/join',
-      { schema: { tags, params: RunParams, querystring: JoinQuery } },
+      { schema: { tags, params: RunParams, querystring: JoinQuery, response: found } },
       async (req, reply) =>
         wait(reply, await service.get(req.params.thread_id, req.params.run_id), false),
     );
 
     app.get(
       '/threads/:thread_id/runs/:run_id/stream',
-      { schema: { tags, params: RunParams, querystring: JoinQuery } },
+      { schema: { tags, params: RunParams, querystring: JoinQuery, response: streamFound } },
       async (req, reply) => {
         const run = await service.get(req.params.thread_id, req.params.run_id);
         return stream(
@@ -152,7 +172,14 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.get(
       '/threads/:thread_id/stream',
-      { schema: { tags, params: ThreadRunParams, querystring: ThreadStreamQuery } },
+      {
+        schema: {
+          tags,
+          params: ThreadRunParams,
+          querystring: ThreadStreamQuery,
+          response: streamFound,
+        },
+      },
       async (req, reply) => {
         const header = req.headers['last-event-id'];
         const source = await service.streamThread(
@@ -168,7 +195,18 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.post(
       '/threads/:thread_id/runs/:run_id/cancel',
-      { schema: { tags, params: RunParams, querystring: CancelQuery } },
+      {
+        schema: {
+          tags,
+          params: RunParams,
+          querystring: CancelQuery,
+          response: {
+            202: none('Cancellation requested'),
+            204: none('Cancelled, with `wait`'),
+            ...errorResponses('NOT_FOUND'),
+          },
+        },
+      },
       async (req, reply) => {
         const [run] = await service.cancel(
           req.params.thread_id,
@@ -183,51 +221,72 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       },
     );
 
-    app.post('/runs', { schema: { tags, body: RunCreate } }, async (req, reply) => {
-      const run = await service.create(undefined, req.body, req.headers);
-      void reply.header('Content-Location', runPath(run, true));
-      return runBody(run);
-    });
+    app.post(
+      '/runs',
+      { schema: { tags, body: RunCreate, response: stateless } },
+      async (req, reply) => {
+        const run = await service.create(undefined, req.body, req.headers);
+        void reply.header('Content-Location', runPath(run, true));
+        return runBody(run);
+      },
+    );
 
-    app.post('/runs/batch', { schema: { tags, body: RunBatch } }, async (req) => {
-      const runs = [];
-      for (const body of req.body)
-        runs.push(runBody(await service.create(undefined, body, req.headers)));
-      return runs;
-    });
+    app.post(
+      '/runs/batch',
+      { schema: { tags, body: RunBatch, response: stateless } },
+      async (req) => {
+        const runs = [];
+        for (const body of req.body)
+          runs.push(runBody(await service.create(undefined, body, req.headers)));
+        return runs;
+      },
+    );
 
     app.post(
       '/runs/cancel',
-      { schema: { tags, body: BulkCancel, querystring: CancelQuery.pick({ action: true }) } },
+      {
+        schema: {
+          tags,
+          body: BulkCancel,
+          querystring: CancelQuery.pick({ action: true }),
+          response: { 204: none('Cancellation requested'), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req, reply) => {
         await service.cancelMany(req.body, req.query.action ?? 'interrupt');
         return reply.code(204).send();
       },
     );
 
-    app.post('/runs/wait', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      wait(
-        reply,
-        await service.create(undefined, req.body, req.headers, HERE_END_ONLY),
-        true,
-        true,
-      ),
+    app.post(
+      '/runs/wait',
+      { schema: { tags, body: RunCreate, response: stateless } },
+      async (req, reply) =>
+        wait(
+          reply,
+          await service.create(undefined, req.body, req.headers, HERE_END_ONLY),
+          true,
+          true,
+        ),
     );
 
-    app.post('/runs/stream', { schema: { tags, body: RunCreate } }, async (req, reply) =>
-      stream(
-        req,
-        reply,
-        await service.create(undefined, req.body, req.headers, HERE),
-        req.body,
-        true,
-        true,
-      ),
+    app.post(
+      '/runs/stream',
+      { schema: { tags, body: RunCreate, response: statelessStreaming } },
+      async (req, reply) =>
+        stream(
+          req,
+          reply,
+          await service.create(undefined, req.body, req.headers, HERE),
+          req.body,
+          true,
+          true,
+        ),
     );
 
     app.get(
       '/runs/:run_id/stream',
-      { schema: { tags, params: z.object({ run_id: z.uuid() }) } },
+      { schema: { tags, params: z.object({ run_id: z.uuid() }), response: streamFound } },
       async (req, reply) =>
         streamRunEvents(req, reply, events, {
           runId: req.params.run_id.toLowerCase(),

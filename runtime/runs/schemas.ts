@@ -26,7 +26,10 @@ export const STREAM_MODES = [
 ] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 
-const StreamModeInput = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))]);
+const StreamModeInput = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))], {
+  // The union's own message would say only "Invalid input": name the modes instead.
+  error: `Invalid stream mode: expected one of ${STREAM_MODES.map((m) => `"${m}"`).join(', ')}, or a list of them`,
+});
 const Breakpoints = z.union([z.literal('*'), z.array(z.string())]);
 
 export const RunCreate = z.object({

@@ -1,6 +1,7 @@
 // HTTP routes for the store: parse, call the service, shape the reply.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { errorResponses } from '../../common/errors/index.js';
 import {
   Item,
   SearchItem,
@@ -28,11 +29,22 @@ function itemBody(row: ItemRow, withScore = false) {
 
 export function storeRoutes(service: StoreService): FastifyPluginAsyncZod {
   return async (app) => {
-    app.put('/store/items', { schema: { tags, body: StorePut } }, async (req, reply) => {
-      const { namespace, key, value, index, ttl } = req.body;
-      await service.put(namespace, key, value, { index, ttl });
-      return reply.code(204).send();
-    });
+    const stored = z.undefined().describe('Stored');
+    app.put(
+      '/store/items',
+      {
+        schema: {
+          tags,
+          body: StorePut,
+          response: { 204: stored, ...errorResponses('BAD_REQUEST') },
+        },
+      },
+      async (req, reply) => {
+        const { namespace, key, value, index, ttl } = req.body;
+        await service.put(namespace, key, value, { index, ttl });
+        return reply.code(204).send();
+      },
+    );
 
     app.get(
       '/store/items',
@@ -54,10 +66,20 @@ export function storeRoutes(service: StoreService): FastifyPluginAsyncZod {
       },
     );
 
-    app.delete('/store/items', { schema: { tags, body: StoreDelete } }, async (req, reply) => {
-      await service.delete(req.body.namespace, req.body.key);
-      return reply.code(204).send();
-    });
+    app.delete(
+      '/store/items',
+      {
+        schema: {
+          tags,
+          body: StoreDelete,
+          response: { 204: z.undefined().describe('Deleted'), ...errorResponses('BAD_REQUEST') },
+        },
+      },
+      async (req, reply) => {
+        await service.delete(req.body.namespace, req.body.key);
+        return reply.code(204).send();
+      },
+    );
 
     app.post(
       '/store/items/search',
@@ -65,7 +87,10 @@ export function storeRoutes(service: StoreService): FastifyPluginAsyncZod {
         schema: {
           tags,
           body: StoreSearch.optional(),
-          response: { 200: z.object({ items: z.array(SearchItem) }) },
+          response: {
+            200: z.object({ items: z.array(SearchItem) }),
+            ...errorResponses('BAD_REQUEST'),
+          },
         },
       },
       async (req) => {

@@ -60,7 +60,13 @@ const Pattern = z.array(z.string().min(1));
 export const StoreNamespaces = z.object({
   prefix: Pattern.nullish(),
   suffix: Pattern.nullish(),
-  max_depth: z.number().int().min(1).nullish(),
+  // A PostgreSQL integer in the query.
+  max_depth: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1)
+    .nullish(),
   limit: Limit(100),
   offset: Offset,
 });

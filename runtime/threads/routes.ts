@@ -1,6 +1,7 @@
 // HTTP routes for threads: parse, call the service, shape the reply. No SQL, no rules.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { errorResponses } from '../../common/errors/index.js';
 import {
   CheckpointParams,
   HistoryBody,
@@ -26,7 +27,13 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
   return async (app) => {
     app.post(
       '/threads',
-      { schema: { tags, body: ThreadCreate.optional(), response: { 200: Thread } } },
+      {
+        schema: {
+          tags,
+          body: ThreadCreate.optional(),
+          response: { 200: Thread, ...errorResponses('BAD_REQUEST', 'NOT_FOUND', 'CONFLICT') },
+        },
+      },
       async (req) => threadBody(await service.create(req.body ?? {})),
     );
 
@@ -65,7 +72,7 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           tags,
           params: ThreadIdParams,
           querystring: ThreadGetQuery,
-          response: { 200: Thread },
+          response: { 200: Thread, ...errorResponses('NOT_FOUND') },
         },
       },
       async (req) => {
@@ -81,19 +88,29 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           tags,
           params: ThreadIdParams,
           body: ThreadPatch.optional(),
-          response: { 200: Thread, 204: z.null().describe('With `Prefer: return=minimal`') },
+          response: {
+            200: Thread,
+            204: z.undefined().describe('With `Prefer: return=minimal`'),
+            ...errorResponses('NOT_FOUND'),
+          },
         },
       },
       async (req, reply) => {
         const row = await service.patch(req.params.thread_id, req.body ?? {});
-        if (req.headers.prefer === 'return=minimal') return reply.code(204).send(null);
+        if (req.headers.prefer === 'return=minimal') return reply.code(204).send();
         return threadBody(row);
       },
     );
 
     app.delete(
       '/threads/:thread_id',
-      { schema: { tags, params: ThreadIdParams } },
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          response: { 204: z.undefined().describe('Deleted'), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req, reply) => {
         await service.delete(req.params.thread_id);
         return reply.code(204).send();
@@ -102,25 +119,52 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
 
     app.post(
       '/threads/:thread_id/copy',
-      { schema: { tags, params: ThreadIdParams, response: { 200: Thread } } },
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          response: { 200: Thread, ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => threadBody(await service.copy(req.params.thread_id)),
     );
 
     app.get(
       '/threads/:thread_id/state',
-      { schema: { tags, params: ThreadIdParams, querystring: StateQuery } },
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          querystring: StateQuery,
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) => service.state(req.params.thread_id, { subgraphs: truthy(req.query.subgraphs) }),
     );
 
     app.post(
       '/threads/:thread_id/state',
-      { schema: { tags, params: ThreadIdParams, body: StateUpdate } },
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          body: StateUpdate,
+          response: { 200: z.unknown(), ...errorResponses('BAD_REQUEST', 'NOT_FOUND', 'CONFLICT') },
+        },
+      },
       (req) => service.updateState(req.params.thread_id, req.body),
     );
 
     app.get(
       '/threads/:thread_id/state/:checkpoint_id',
-      { schema: { tags, params: CheckpointParams, querystring: StateQuery } },
+      {
+        schema: {
+          tags,
+          params: CheckpointParams,
+          querystring: StateQuery,
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) =>
         service.state(req.params.thread_id, {
           subgraphs: truthy(req.query.subgraphs),
@@ -130,7 +174,14 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
 
     app.post(
       '/threads/:thread_id/state/checkpoint',
-      { schema: { tags, params: ThreadIdParams, body: StateCheckpointBody } },
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          body: StateCheckpointBody,
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) =>
         service.state(req.params.thread_id, {
           subgraphs: req.body.subgraphs ?? false,
@@ -140,13 +191,27 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
 
     app.post(
       '/threads/:thread_id/history',
-      { schema: { tags, params: ThreadIdParams, body: HistoryBody.optional() } },
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          body: HistoryBody.optional(),
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) => service.history(req.params.thread_id, req.body ?? {}),
     );
 
     app.get(
       '/threads/:thread_id/history',
-      { schema: { tags, params: ThreadIdParams, querystring: HistoryQuery } },
+      {
+        schema: {
+          tags,
+          params: ThreadIdParams,
+          querystring: HistoryQuery,
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
+        },
+      },
       (req) =>
         service.history(req.params.thread_id, { limit: req.query.limit, before: req.query.before }),
     );

@@ -1,6 +1,7 @@
 // Debugging: the webhook deliveries of a run, with every attempt.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { errorResponses } from '../../common/errors/index.js';
 import type { WebhookDeliveries } from './deliveries.js';
 import { RunIdParams, ThreadRunParams, WebhookDelivery } from './schemas.js';
 
@@ -10,12 +11,24 @@ export function webhookRoutes(deliveries: WebhookDeliveries): FastifyPluginAsync
   return async (app) => {
     app.get(
       '/threads/:thread_id/runs/:run_id/webhooks',
-      { schema: { tags, params: ThreadRunParams, response: { 200: z.array(WebhookDelivery) } } },
+      {
+        schema: {
+          tags,
+          params: ThreadRunParams,
+          response: { 200: z.array(WebhookDelivery), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => deliveries.list(req.params.run_id, req.params.thread_id),
     );
     app.get(
       '/runs/:run_id/webhooks',
-      { schema: { tags, params: RunIdParams, response: { 200: z.array(WebhookDelivery) } } },
+      {
+        schema: {
+          tags,
+          params: RunIdParams,
+          response: { 200: z.array(WebhookDelivery), ...errorResponses('NOT_FOUND') },
+        },
+      },
       async (req) => deliveries.list(req.params.run_id),
     );
   };

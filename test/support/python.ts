@@ -1,6 +1,6 @@
-// A Python virtual environment holding the official `langgraph-sdk` client and pytest, for tests
-// that drive the server from Python. Built once under .cache/ and rebuilt only when
-// test/python/requirements.txt changes.
+// Python virtual environments for tests that drive the server from Python: the official
+// `langgraph-sdk` client and pytest (the default), or schemathesis for the OpenAPI fuzz run. Each is
+// built once under .cache/ from pinned requirements and rebuilt only when its requirements change.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -12,26 +12,45 @@ export const PYTHON_TESTS_DIR = join(REPO_ROOT, 'test', 'python');
 export const REQUIREMENTS_FILE = join(PYTHON_TESTS_DIR, 'requirements.txt');
 export const VENV_DIR = join(REPO_ROOT, '.cache', 'venv-sdk');
 
-/** Written last, so an interrupted install is redone on the next call. */
-const STAMP_FILE = join(VENV_DIR, '.requirements.sha256');
-/** Guards the venv against another process (another vitest worker) building it at once. */
-const LOCK_DIR = `${VENV_DIR}.lock`;
+export interface VenvSpec {
+  requirements: string;
+  dir: string;
+  /** Modules whose import proves the venv usable. */
+  imports: string[];
+}
+
+export const SDK_VENV: VenvSpec = {
+  requirements: REQUIREMENTS_FILE,
+  dir: VENV_DIR,
+  imports: ['langgraph_sdk', 'pytest'],
+};
+
+export const FUZZ_VENV: VenvSpec = {
+  requirements: join(REPO_ROOT, 'test', 'openapi', 'requirements.txt'),
+  dir: join(REPO_ROOT, '.cache', 'venv-openapi'),
+  imports: ['schemathesis', 'openapi_spec_validator'],
+};
+
 const LOCK_STALE_MS = 15 * 60_000;
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
-let pending: Promise<string> | undefined;
+const pending = new Map<string, Promise<string>>();
 
 /**
  * Returns the path of the venv's python, creating the venv and installing the pinned
- * requirements first when it is missing or requirements.txt changed. Concurrent calls in one
+ * requirements first when it is missing or its requirements changed. Concurrent calls in one
  * process share a single build; a failed build is retried by the next call.
  */
-export function ensurePythonVenv(): Promise<string> {
-  pending ??= buildVenv().catch((err: unknown) => {
-    pending = undefined;
-    throw err;
-  });
-  return pending;
+export function ensurePythonVenv(spec: VenvSpec = SDK_VENV): Promise<string> {
+  let build = pending.get(spec.dir);
+  if (!build) {
+    build = buildVenv(spec).catch((err: unknown) => {
+      pending.delete(spec.dir);
+      throw err;
+    });
+    pending.set(spec.dir, build);
+  }
+  return build;
 }
 
 export function venvPython(venvDir: string = VENV_DIR): string {
@@ -40,21 +59,24 @@ export function venvPython(venvDir: string = VENV_DIR): string {
     : join(venvDir, 'bin', 'python');
 }
 
-async function buildVenv(): Promise<string> {
-  const python = venvPython();
+/** Written last, so an interrupted install is redone on the next call. */
+const stampFile = (spec: VenvSpec) => join(spec.dir, '.requirements.sha256');
+
+async function buildVenv(spec: VenvSpec): Promise<string> {
+  const python = venvPython(spec.dir);
   const wanted = createHash('sha256')
-    .update(await readFile(REQUIREMENTS_FILE))
+    .update(await readFile(spec.requirements))
     .digest('hex');
-  if (await isUpToDate(python, wanted)) return python;
+  if (await isUpToDate(spec, python, wanted)) return python;
 
   await mkdir(join(REPO_ROOT, '.cache'), { recursive: true });
-  const release = await acquireLock();
+  const release = await acquireLock(spec);
   try {
     // Another process may have finished the same build while this one waited for the lock.
-    if (await isUpToDate(python, wanted)) return python;
-    await rm(VENV_DIR, { recursive: true, force: true });
+    if (await isUpToDate(spec, python, wanted)) return python;
+    await rm(spec.dir, { recursive: true, force: true });
     const basePython = process.env.GRAPHDOCK_PYTHON ?? 'python3';
-    await run(basePython, ['-m', 'venv', VENV_DIR], 'create the virtual environment');
+    await run(basePython, ['-m', 'venv', spec.dir], 'create the virtual environment');
     await run(
       python,
       [
@@ -66,49 +88,51 @@ async function buildVenv(): Promise<string> {
         '--progress-bar',
         'off',
         '-r',
-        REQUIREMENTS_FILE,
+        spec.requirements,
       ],
-      'install test/python/requirements.txt',
+      `install ${spec.requirements}`,
     );
-    await writeFile(STAMP_FILE, `${wanted}\n`);
+    await writeFile(stampFile(spec), `${wanted}\n`);
     return python;
   } finally {
     await release();
   }
 }
 
-async function isUpToDate(python: string, wanted: string): Promise<boolean> {
+async function isUpToDate(spec: VenvSpec, python: string, wanted: string): Promise<boolean> {
   if (!existsSync(python)) return false;
-  const stamp = await readFile(STAMP_FILE, 'utf8').catch(() => '');
+  const stamp = await readFile(stampFile(spec), 'utf8').catch(() => '');
   if (stamp.trim() !== wanted) return false;
   // The interpreter the venv links to may have gone away (a Python upgrade): rebuild then.
   try {
-    await run(python, ['-c', 'import langgraph_sdk, pytest'], 'check the virtual environment');
+    await run(python, ['-c', `import ${spec.imports.join(', ')}`], 'check the virtual environment');
     return true;
   } catch {
     return false;
   }
 }
 
-async function acquireLock(): Promise<() => Promise<void>> {
+/** Guards the venv against another process (another vitest worker) building it at once. */
+async function acquireLock(spec: VenvSpec): Promise<() => Promise<void>> {
+  const lockDir = `${spec.dir}.lock`;
   const deadline = Date.now() + INSTALL_TIMEOUT_MS + 60_000;
   for (;;) {
     try {
-      await mkdir(LOCK_DIR);
-      return () => rm(LOCK_DIR, { recursive: true, force: true });
+      await mkdir(lockDir);
+      return () => rm(lockDir, { recursive: true, force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const since = await stat(LOCK_DIR).then(
+    const since = await stat(lockDir).then(
       (s) => Date.now() - s.mtimeMs,
       () => 0,
     );
     if (since > LOCK_STALE_MS) {
       // Left behind by a process that died mid-build.
-      await rm(LOCK_DIR, { recursive: true, force: true });
+      await rm(lockDir, { recursive: true, force: true });
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${LOCK_DIR}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${lockDir}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
