@@ -111,7 +111,9 @@ export async function writeSse(
   };
   request.raw.socket.once('close', onClose);
   res.once('close', onClose);
-  const heartbeat = setInterval(() => hold(': heartbeat\n\n'), HEARTBEAT_MS);
+  // A comment line alone, with no blank line after it: a blank line ends an event, and the
+  // official SDK's decoder turns a blank line after a comment into an event with no name.
+  const heartbeat = setInterval(() => hold(': heartbeat\n'), HEARTBEAT_MS);
   try {
     for await (const event of source(controller.signal)) {
       const id = event.id === undefined ? '' : `id: ${event.id}\n`;
