@@ -115,7 +115,8 @@ function runtimeManifests(image: string, postgresIp: string, replicas: number): 
                   { name: 'GRAPHDOCK_API_KEYS_FILE', value: '/etc/graphdock/api-keys/keys' },
                   // A dead pod's runs are taken over once their lease lapses.
                   { name: 'GRAPHDOCK_RUN_LEASE_SECS', value: '5' },
-                  { name: 'GRAPHDOCK_SLOW_STEP_MS', value: '1500' },
+                  // Two steps of 3 s each: a run outlives the pod's 5 s termination grace.
+                  { name: 'GRAPHDOCK_SLOW_STEP_MS', value: '3000' },
                 ],
                 ports: [{ name: 'http', containerPort: 8000 }],
                 // /ok?check_db=1 answers 500 while the database is unreachable.
@@ -221,6 +222,88 @@ test('the examples image serves authenticated threads and streamed runs from a r
       thread.thread_id,
     );
     expect(state.values.messages.at(-1)?.content).toBe('echo: from a real pod');
+  } finally {
+    await forward.close();
+  }
+});
+
+test('runs accepted by a pod that is deleted mid-run end success once, on its replacement', async () => {
+  const [oldPod] = await readyRuntimePods();
+  expect(oldPod).toBeDefined();
+  const threads: { threadId: string; runId: string; text: string }[] = [];
+  let forward = await cluster.portForward(`pod/${oldPod}`, 8000);
+  try {
+    const client = new Client({ apiUrl: `http://127.0.0.1:${forward.port}`, apiKey: API_KEY });
+    for (let i = 0; i < 6; i++) {
+      const thread = await client.threads.create();
+      const text = `background ${i}`;
+      const run = await client.runs.create(thread.thread_id, 'slow', {
+        input: { messages: [{ role: 'user', content: text }] },
+      });
+      threads.push({ threadId: thread.thread_id, runId: run.run_id, text });
+    }
+    // Delete only once the pod has started them.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const statuses = await Promise.all(
+        threads.map(async (t) => (await client.runs.get(t.threadId, t.runId)).status),
+      );
+      if (statuses.every((s) => s === 'running')) break;
+      if (Date.now() > deadline) throw new Error(`runs did not start: ${statuses.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await forward.close();
+  }
+  const t = Date.now();
+  // SIGTERM, then SIGKILL after the pod's 5 s grace, while each run still has seconds to go.
+  await cluster.kubectl(['delete', 'pod', oldPod!, '--wait=false']);
+  let newPod: string | undefined;
+  while (!newPod) {
+    if (Date.now() - t > 150_000) throw new Error(`no new Ready pod:\n${await diagnostics()}`);
+    await new Promise((r) => setTimeout(r, 1_000));
+    newPod = (await readyRuntimePods()).find((p) => p !== oldPod);
+  }
+  log(`pod deleted → replacement Ready: ${seconds(t)}`);
+  const startedAt = Date.parse(
+    (
+      await cluster.kubectl([
+        'get',
+        'pod',
+        newPod,
+        '-o',
+        'jsonpath={.status.containerStatuses[0].state.running.startedAt}',
+      ])
+    ).trim(),
+  );
+
+  forward = await cluster.portForward(`pod/${newPod}`, 8000);
+  try {
+    const client = new Client({ apiUrl: `http://127.0.0.1:${forward.port}`, apiKey: API_KEY });
+    const deadline = Date.now() + 90_000;
+    for (const { threadId, runId, text } of threads) {
+      for (;;) {
+        const run = await client.runs.get(threadId, runId);
+        if (run.status === 'success') {
+          // Finished by the replacement: the deleted pod was killed before it could.
+          expect(Date.parse(run.updated_at)).toBeGreaterThanOrEqual(startedAt);
+          break;
+        }
+        expect(['pending', 'running']).toContain(run.status);
+        if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      // One run per thread, and its steps' messages once each: nothing ran twice.
+      const runs = await client.runs.list(threadId);
+      expect(runs.map((r) => [r.run_id, r.status])).toEqual([[runId, 'success']]);
+      const state = await client.threads.getState<{ messages: { content: string }[] }>(threadId);
+      expect(state.values.messages.map((m) => m.content)).toEqual([
+        text,
+        `first: ${text}`,
+        `second: first: ${text}`,
+      ]);
+    }
+    log(`pod deleted → every run success: ${seconds(t)}`);
   } finally {
     await forward.close();
   }
