@@ -227,7 +227,7 @@ test('the examples image serves authenticated threads and streamed runs from a r
   }
 });
 
-test('runs accepted by a pod that is deleted mid-run end success once, on its replacement', async () => {
+test('runs accepted by a pod that is deleted mid-run end success once, taken over by its replacement', async () => {
   const [oldPod] = await readyRuntimePods();
   expect(oldPod).toBeDefined();
   const threads: { threadId: string; runId: string; text: string }[] = [];
@@ -265,17 +265,6 @@ test('runs accepted by a pod that is deleted mid-run end success once, on its re
     newPod = (await readyRuntimePods()).find((p) => p !== oldPod);
   }
   log(`pod deleted → replacement Ready: ${seconds(t)}`);
-  const startedAt = Date.parse(
-    (
-      await cluster.kubectl([
-        'get',
-        'pod',
-        newPod,
-        '-o',
-        'jsonpath={.status.containerStatuses[0].state.running.startedAt}',
-      ])
-    ).trim(),
-  );
 
   forward = await cluster.portForward(`pod/${newPod}`, 8000);
   try {
@@ -284,11 +273,7 @@ test('runs accepted by a pod that is deleted mid-run end success once, on its re
     for (const { threadId, runId, text } of threads) {
       for (;;) {
         const run = await client.runs.get(threadId, runId);
-        if (run.status === 'success') {
-          // Finished by the replacement: the deleted pod was killed before it could.
-          expect(Date.parse(run.updated_at)).toBeGreaterThanOrEqual(startedAt);
-          break;
-        }
+        if (run.status === 'success') break;
         expect(['pending', 'running']).toContain(run.status);
         if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status}`);
         await new Promise((r) => setTimeout(r, 500));
@@ -304,6 +289,26 @@ test('runs accepted by a pod that is deleted mid-run end success once, on its re
       ]);
     }
     log(`pod deleted → every run success: ${seconds(t)}`);
+    // How often each run was claimed (the API does not show it; psql in the database's pod):
+    // a run the killed pod finished within its grace was claimed once, one it left behind twice,
+    // by the replacement. At least one must have been taken over, or the test proved nothing.
+    const attempts = await cluster.kubectl([
+      'exec',
+      'postgres',
+      '--',
+      'psql',
+      '-h',
+      '/tmp',
+      '-U',
+      'postgres',
+      '-tAc',
+      `SELECT attempt FROM runs WHERE run_id IN (${threads.map((r) => `'${r.runId}'`).join(',')})`,
+    ]);
+    log(`attempts: ${attempts.trim().split('\n').join(' ')}`);
+    const counts = attempts.trim().split('\n').map(Number);
+    expect(counts).toHaveLength(threads.length);
+    for (const count of counts) expect([1, 2]).toContain(count);
+    expect(counts).toContain(2);
   } finally {
     await forward.close();
   }
