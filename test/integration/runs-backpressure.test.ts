@@ -76,6 +76,8 @@ async function readCustomEvents(socket: Socket): Promise<number[]> {
     body += raw.slice(line + 2, line + 2 + size);
     raw = raw.slice(line + 2 + size + 2);
   }
+  // Heartbeats are comment lines of their own, between frames.
+  body = body.replace(/^:.*\n/gm, '');
   const indexes: number[] = [];
   for (const frame of body.split('\n\n')) {
     if (!frame.startsWith('event: custom\n')) continue;
