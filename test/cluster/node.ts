@@ -229,8 +229,10 @@ async function relayApiserver(hostIp: string, port: number): Promise<ApiserverRe
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
   };
-  const server: Server = createServer((client) => {
-    const upstream = createConnection({ host: '127.0.0.1', port });
+  // Half-open both ways: a client that sends its request and then shuts its side down (as nc
+  // does) still gets the whole answer.
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
+    const upstream = createConnection({ host: '127.0.0.1', port, allowHalfOpen: true });
     track(client);
     track(upstream);
     client.pipe(upstream).pipe(client);

@@ -178,7 +178,7 @@ get "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" / || true`,
   });
   const logs = await cluster.kubectl(['logs', 'client']);
   expect(logs).toMatch(/^hello from web$/m);
-  expect(logs).toMatch(/400 Bad Request/);
+  expect(logs, logs).toMatch(/400 Bad Request/);
 
   // The rules live in the node's namespace, not on the host.
   expect(await inNode(['iptables-save', '-t', 'nat'])).toContain(`-d ${clusterIp}/32`);
