@@ -25,6 +25,7 @@ async function serve(
   port: number,
   host: string,
   logger: Logger,
+  drainMs: number,
   onStop?: () => Promise<void>,
 ) {
   let address: string;
@@ -37,7 +38,8 @@ async function serve(
   }
   logger.info({ address }, 'listening');
   const signal = await shutdownSignal();
-  logger.info({ signal }, 'shutting down');
+  logger.info({ signal, drainMs }, 'shutting down');
+  await runtime.drain(drainMs);
   await runtime.close();
   await onStop?.();
   return 0;
@@ -65,7 +67,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     a2a: env.a2a,
     responseLog: env.responseLog,
   });
-  return serve(runtime, port, host, logger);
+  return serve(runtime, port, host, logger, env.shutdownDrainMs);
 }
 
 export async function runDev(options: ServeOptions): Promise<number> {
@@ -100,7 +102,14 @@ export async function runDev(options: ServeOptions): Promise<number> {
       a2a: env.a2a,
       responseLog: env.responseLog,
     });
-    return await serve(runtime, port, host, logger, () => embedded?.stop() ?? Promise.resolve());
+    return await serve(
+      runtime,
+      port,
+      host,
+      logger,
+      env.shutdownDrainMs,
+      () => embedded?.stop() ?? Promise.resolve(),
+    );
   } catch (err) {
     await embedded?.stop();
     throw err;

@@ -65,6 +65,11 @@ const DEFAULT_RUNS = {
 export interface Runtime {
   app: FastifyInstance;
   pool: Pool;
+  /**
+   * Keeps serving for `ms` while every answer closes its connection, so that clients behind a
+   * Service reconnect to a pod that stays before this one stops listening (see close()).
+   */
+  drain(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -250,10 +255,22 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger.child({ context: 'ttl' }),
     );
 
+    let draining = false;
+    // On the raw server, ahead of fastify: it also reaches streamed (hijacked) answers.
+    app.server.prependListener('request', (_req, res) => {
+      if (draining) res.setHeader('connection', 'close');
+    });
+
     logger.info({ graphs: graphs.ids(), config: loaded.path }, 'runtime ready');
     return {
       app,
       pool,
+      drain: async (ms) => {
+        // Idle connections are left open: closing one races a client's next request on it
+        // (seen as failed requests through a Service); each closes after its next answer.
+        draining = true;
+        if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+      },
       close: async () => {
         await cronScheduler.stop();
         stopSweepers();

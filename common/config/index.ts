@@ -21,6 +21,7 @@ const EnvSchema = z.object({
   BG_JOB_MAX_ATTEMPTS: z.coerce.number().int().positive().default(3),
   BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
+  GRAPHDOCK_SHUTDOWN_DRAIN_SECS: z.coerce.number().nonnegative().default(0),
   RESUMABLE_STREAM_TTL_SECONDS: z.coerce.number().positive().default(120),
   GRAPHDOCK_CRON_TICK_MS: z.coerce.number().int().positive().default(1000),
   GRAPHDOCK_WEBHOOK_SECRET: z.string().optional(),
@@ -42,6 +43,8 @@ export interface ProcessEnv {
   home: string | undefined;
   logLevel: string;
   poolMax: number;
+  /** After SIGTERM, how long `graphdock runtime` keeps serving (closing each connection) before it stops. */
+  shutdownDrainMs: number;
   runs: {
     concurrency: number;
     shutdownGraceMs: number;
@@ -99,6 +102,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     home: e.GRAPHDOCK_HOME,
     logLevel: e.LOG_LEVEL,
     poolMax: e.DATABASE_POOL_MAX,
+    shutdownDrainMs: e.GRAPHDOCK_SHUTDOWN_DRAIN_SECS * 1000,
     runs: {
       concurrency: e.N_JOBS_PER_WORKER,
       shutdownGraceMs: e.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS * 1000,

@@ -21,6 +21,9 @@ import {
 } from './names.js';
 import type { AgentDeployment, AgentRevision } from './types.js';
 
+/** Longer than endpoint removal takes to reach kube-proxy, well inside the pod's 30 s grace. */
+export const SHUTDOWN_DRAIN_SECONDS = 5;
+
 export interface WorkloadSettings {
   progressDeadlineSeconds: number;
 }
@@ -133,7 +136,12 @@ export function workload(
               name: 'api-server',
               image: revision.spec.source_revision_config.image_uri,
               ports: [{ name: 'http', containerPort: SERVER_PORT }],
-              env: [{ name: 'PORT', value: String(SERVER_PORT) }],
+              env: [
+                { name: 'PORT', value: String(SERVER_PORT) },
+                // After SIGTERM the pod keeps serving while the Service drops it from its
+                // endpoints, closing each connection after its answer (docs/operator.md).
+                { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: String(SHUTDOWN_DRAIN_SECONDS) },
+              ],
               envFrom: [{ secretRef: { name: envSecretName(id) } }],
               readinessProbe: probe(10),
               livenessProbe: probe(15),
