@@ -115,7 +115,7 @@ describe('the quick start on real pods', () => {
     } finally {
       await forward.close();
     }
-  });
+  }, 300_000);
 
   it('PATCH to a changed graph rolls out while a client keeps running: no request fails', async () => {
     await startFront(qs, 'front', serviceIp, images.graphdock.ref);
@@ -140,7 +140,7 @@ describe('the quick start on real pods', () => {
     } finally {
       await forward.close();
     }
-  });
+  }, 300_000);
 
   it('runs accepted by a runtime pod that is killed mid-run end success, once each', async () => {
     const forward = await qs.cluster.portForward('pod/front', 9000, {
@@ -230,7 +230,7 @@ describe('the quick start on real pods', () => {
     } finally {
       await forward.close();
     }
-  });
+  }, 300_000);
 
   it('DELETE removes the pods, the Service, the Secrets and the database', async () => {
     // The operator's database for it (docs/operator.md names it gd_<id's hex digits>).
@@ -264,5 +264,5 @@ describe('the quick start on real pods', () => {
     }
     log(`DELETE → everything gone: ${seconds(t)}`);
     expect(await pods(deployment.id)).toEqual([]);
-  });
+  }, 300_000);
 });
