@@ -1,12 +1,12 @@
 // `graphdock <command>`: parses arguments and hands over to one area's entry point.
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../common/config/index.js';
-import { ConfigFileError, GraphLoadError } from '../runtime/index.js';
-import { runApi } from './api-commands.js';
-import { main as runImageMain } from './image-commands.js';
-import { main as runOperatorMain } from './operator-main.js';
 import { PortInUseError } from './port.js';
-import { runDev, runMigrate, runRuntime } from './runtime-commands.js';
+
+// Each command loads only its own area: `graphdock runtime` without the Kubernetes client and the
+// api, `api` without LangGraph. A pod's start-up is mostly module loading (about half of it
+// went to the other commands' modules).
+const runtimeCommands = () => import('./runtime-commands.js');
 
 const USAGE = `Usage: graphdock <command> [options]
 
@@ -33,9 +33,10 @@ Options:
 
 export async function main(argv: string[]): Promise<number> {
   // The operator has its own flags; it parses them itself.
-  if (argv[0] === 'operator') return runOperatorMain(argv);
+  if (argv[0] === 'operator') return (await import('./operator-main.js')).main(argv);
   // So do the image commands (-c, -t, --base-image and an engine's own arguments).
-  if (argv[0] === 'dockerfile' || argv[0] === 'build') return runImageMain(argv);
+  if (argv[0] === 'dockerfile' || argv[0] === 'build')
+    return (await import('./image-commands.js')).main(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -60,23 +61,23 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'dev':
-        return await runDev(options);
+        return await (await runtimeCommands()).runDev(options);
       case 'runtime':
-        return await runRuntime(options);
+        return await (await runtimeCommands()).runRuntime(options);
       case 'migrate':
-        return await runMigrate();
+        return await (await runtimeCommands()).runMigrate();
       case 'api':
-        return await runApi(options);
+        return await (await import('./api-commands.js')).runApi(options);
       default:
         process.stderr.write(`graphdock: unknown command "${command}"\n\n${USAGE}`);
         return 2;
     }
   } catch (err) {
+    // By name: the runtime's error classes live in modules this command may not have loaded.
     if (
       err instanceof ConfigError ||
-      err instanceof ConfigFileError ||
-      err instanceof GraphLoadError ||
-      err instanceof PortInUseError
+      err instanceof PortInUseError ||
+      (err instanceof Error && ['ConfigFileError', 'GraphLoadError'].includes(err.name))
     ) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;
