@@ -7,7 +7,7 @@ import type { ProcessEnv } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { A2aService, resolveDefaultAssistant } from './a2a/index.js';
-import { AssistantService, AssistantStore } from './assistants/index.js';
+import { AssistantService, AssistantStore, systemAssistantDefaults } from './assistants/index.js';
 import {
   CheckpointStore,
   GraphdockCheckpointer,
@@ -16,7 +16,7 @@ import {
 } from './checkpoints/index.js';
 import { CronScheduler, CronService, CronStore } from './crons/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
-import { GraphRegistry } from './graphs/index.js';
+import { GraphRegistry, registerSdkLogger } from './graphs/index.js';
 import { buildApp } from './http/index.js';
 import {
   Notifier,
@@ -93,6 +93,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { logger } = options;
   const loaded = loadLanggraphConfig(options.configPath);
   applyConfigEnv(loaded);
+  // Graph and embedding modules may take the platform logger (`getLogger()`) as they load.
+  registerSdkLogger(logger.child({ context: 'graph' }));
+  // Read after `env` is applied (it may set it), and before any connection: bad JSON stops here.
+  const systemDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   // Loads the embedding function too: a bad `store.index.embed` fails before any connection.
   const storeConfig = await storeSettings(loaded);
 
@@ -125,7 +129,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       logger: logger.child({ context: 'assistants' }),
     });
-    await assistants.ensureSystemAssistants();
+    await assistants.ensureSystemAssistants(systemDefaults);
     // Checked before anything else starts: a default that names nothing stops start-up.
     const a2aDefault = await resolveDefaultAssistant(
       options.a2a?.defaultAssistant,

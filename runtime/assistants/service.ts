@@ -11,6 +11,7 @@ import { AppError, conflict, invalid, notFound } from '../../common/errors/index
 import { MAX_INT4 } from '../../common/limits/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import {
+  accessRuntime,
   graphDrawing,
   graphSchemas,
   subgraphSchemas,
@@ -25,6 +26,7 @@ import type {
   AssistantSearchBody,
 } from './schemas.js';
 import type { AssistantRow, AssistantStore } from './store.js';
+import type { SystemAssistantDefaults } from './system-defaults.js';
 
 /** Removes the threads of a deleted assistant; provided by the threads context. */
 export interface AssistantThreadCleanup {
@@ -92,16 +94,22 @@ export class AssistantService {
     return { assistant: found.row };
   }
 
-  /** Upserts the system assistant of every registered graph; safe to run on every replica. */
-  async ensureSystemAssistants(): Promise<void> {
+  /**
+   * Creates the system assistant of every registered graph that has none, with its `defaults`
+   * (LANGGRAPH_CONFIG) if any; safe to run on every replica.
+   */
+  async ensureSystemAssistants(
+    defaults: Map<string, SystemAssistantDefaults> = new Map(),
+  ): Promise<void> {
     for (const graphId of this.deps.graphs.ids()) {
+      const own = defaults.get(graphId);
       await this.deps.store.insert({
         assistant_id: systemAssistantId(graphId),
         graph_id: graphId,
         name: graphId,
         description: this.deps.graphs.entry(graphId)?.description ?? null,
-        config: {},
-        context: {},
+        config: own?.config ?? {},
+        context: own?.context ?? {},
         metadata: { created_by: 'system' },
       });
     }
@@ -231,9 +239,11 @@ export class AssistantService {
 
   private async graphOf(idOrGraph: string): Promise<{ assistant: AssistantRow; graph: AnyGraph }> {
     const assistant = await this.get(idOrGraph);
-    const graph = await this.deps.graphs.get(assistant.graph_id, {
-      configurable: assistant.config.configurable ?? {},
-    });
+    const graph = await this.deps.graphs.get(
+      assistant.graph_id,
+      { configurable: assistant.config.configurable ?? {} },
+      accessRuntime('assistants.read'),
+    );
     if (!graph) throw notFound(`Graph "${assistant.graph_id}" not found`);
     return { assistant, graph };
   }

@@ -1,10 +1,12 @@
 // What the API tells clients about a graph: its drawing, JSON Schemas, and subgraphs.
 import { messagesStateReducer } from '@langchain/langgraph';
+import { toJsonSchema } from '@langchain/core/utils/json_schema';
+import { isZodSchemaV3, isZodSchemaV4 } from '@langchain/core/utils/types';
 import {
   getConfigTypeSchema,
   getInputTypeSchema,
   getOutputTypeSchema,
-  getStateTypeSchema,
+  getUpdateTypeSchema,
 } from '@langchain/langgraph/zod/schema';
 import type { AnyGraph } from './registry.js';
 
@@ -29,22 +31,108 @@ const MESSAGE_SCHEMA: JsonSchema = {
   required: ['content'],
 };
 
-function attempt(fn: () => unknown): JsonSchema | null {
+function attempt(fn: () => unknown): JsonSchema | undefined {
   try {
     const result = fn();
-    return result && typeof result === 'object' ? (result as JsonSchema) : null;
+    return result && typeof result === 'object' ? (result as JsonSchema) : undefined;
   } catch {
     // Some zod types (custom, transforms) cannot be expressed as JSON Schema.
-    return null;
+    return undefined;
   }
 }
 
-/** Graphs built from `Annotation` carry no types, only channels: describe their keys. */
-function channelSchema(graph: AnyGraph): JsonSchema | null {
-  const builder = (graph as unknown as { builder?: { channels?: Record<string, unknown> } })
-    .builder;
-  const channels = builder?.channels;
-  if (!channels) return null;
+/** What a graph's builder keeps of the schemas it was declared with. */
+interface BuilderSchemas {
+  _schemaRuntimeDefinition?: unknown;
+  _inputRuntimeDefinition?: unknown;
+  _outputRuntimeDefinition?: unknown;
+  _configRuntimeSchema?: unknown;
+  channels?: Record<string, unknown>;
+}
+
+interface Derived {
+  state?: JsonSchema | undefined;
+  input?: JsonSchema | undefined;
+  output?: JsonSchema | undefined;
+  config?: JsonSchema | undefined;
+}
+
+function builderOf(graph: AnyGraph): BuilderSchemas | undefined {
+  return (graph as unknown as { builder?: BuilderSchemas }).builder;
+}
+
+interface StateSchemaLike {
+  getJsonSchema(): JsonSchema;
+  getInputJsonSchema(): JsonSchema;
+}
+
+function isStateSchema(value: unknown): value is StateSchemaLike {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { getJsonSchema?: unknown }).getJsonSchema === 'function' &&
+    typeof (value as { getInputJsonSchema?: unknown }).getInputJsonSchema === 'function'
+  );
+}
+
+/** The builder's marker for an input that is the state with every key optional. */
+const PARTIAL_STATE = Symbol.for('langgraph.state.partial');
+
+/** A state declared with `StateSchema` describes itself; it has no config schema. */
+function fromStateSchema(builder: BuilderSchemas): Derived | undefined {
+  const { _schemaRuntimeDefinition: state, _inputRuntimeDefinition: input } = builder;
+  const output = builder._outputRuntimeDefinition;
+  if (!isStateSchema(state) && !isStateSchema(input) && !isStateSchema(output)) return undefined;
+  const derived: Derived = {
+    state: isStateSchema(state) ? attempt(() => state.getJsonSchema()) : undefined,
+    input: isStateSchema(input)
+      ? attempt(() => input.getInputJsonSchema())
+      : input === PARTIAL_STATE && isStateSchema(state)
+        ? attempt(() => state.getInputJsonSchema())
+        : undefined,
+    output: isStateSchema(output) ? attempt(() => output.getJsonSchema()) : undefined,
+  };
+  return derived.state || derived.input || derived.output ? derived : undefined;
+}
+
+/** zod schemas, through LangGraph's registry (which knows reducers and `withLangGraph` extras). */
+function fromZodRegistry(graph: AnyGraph): Derived | undefined {
+  const derived: Derived = {
+    // The state schema is the update's, every key optional, as the official server answers.
+    state: attempt(() => getUpdateTypeSchema(graph)),
+    input: attempt(() => getInputTypeSchema(graph)),
+    output: attempt(() => getOutputTypeSchema(graph)),
+    config: attempt(() => getConfigTypeSchema(graph)),
+  };
+  return Object.values(derived).some(Boolean) ? derived : undefined;
+}
+
+/** zod schemas the registry does not know, converted directly. */
+function fromZod(builder: BuilderSchemas): Derived | undefined {
+  const convert = (schema: unknown) =>
+    isZodSchemaV4(schema) || isZodSchemaV3(schema)
+      ? attempt(() => toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]))
+      : undefined;
+  const state = convert(builder._schemaRuntimeDefinition);
+  const derived: Derived = {
+    state,
+    input:
+      convert(builder._inputRuntimeDefinition) ??
+      (state ? { ...state, required: undefined } : undefined),
+    output: convert(builder._outputRuntimeDefinition),
+    config: convert(builder._configRuntimeSchema),
+  };
+  return Object.values(derived).some(Boolean) ? derived : undefined;
+}
+
+/**
+ * Graphs built from `Annotation` carry no types at run time, only channels: describe their keys
+ * (messages as a list of messages). The official JS server derives these from the TypeScript
+ * types instead; see docs/graphs.md.
+ */
+function channelSchema(builder: BuilderSchemas): JsonSchema | undefined {
+  const channels = builder.channels;
+  if (!channels) return undefined;
   const properties: Record<string, JsonSchema> = {};
   for (const [key, channel] of Object.entries(channels)) {
     if (key.startsWith('__') || key.startsWith('branch:')) continue;
@@ -55,16 +143,32 @@ function channelSchema(graph: AnyGraph): JsonSchema | null {
   return { type: 'object', properties };
 }
 
+/**
+ * The JSON Schemas of a graph, derived in the official JS server's order: a `StateSchema`, then
+ * zod through LangGraph's registry, then zod directly; the context schema is the config schema
+ * (in LangGraph.js the two are one).
+ */
 export function graphSchemas(graph: AnyGraph): GraphSchemas {
-  const fallback = channelSchema(graph);
-  const state = attempt(() => getStateTypeSchema(graph)) ?? fallback;
-  const config = attempt(() => getConfigTypeSchema(graph));
+  const builder = builderOf(graph);
+  const derived = builder
+    ? (fromStateSchema(builder) ?? fromZodRegistry(graph) ?? fromZod(builder))
+    : undefined;
+  if (derived) {
+    return {
+      input_schema: derived.input ?? null,
+      output_schema: derived.output ?? null,
+      state_schema: derived.state ?? null,
+      config_schema: derived.config ?? null,
+      context_schema: derived.config ?? null,
+    };
+  }
+  const channels = (builder && channelSchema(builder)) ?? null;
   return {
-    input_schema: attempt(() => getInputTypeSchema(graph)) ?? state,
-    output_schema: attempt(() => getOutputTypeSchema(graph)) ?? state,
-    state_schema: state,
-    config_schema: config,
-    context_schema: config,
+    input_schema: channels,
+    output_schema: channels,
+    state_schema: channels,
+    config_schema: null,
+    context_schema: null,
   };
 }
 

@@ -11,7 +11,38 @@ import type { LoadedConfig } from '../config/index.js';
 // Graph state types are the user's; the server treats every graph alike.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyGraph = Pregel<any, any, any, any, any, any>;
-type GraphFactory = (config: Record<string, unknown>) => unknown;
+
+/** Why a graph is built, as the official JS server names it to two-argument factories. */
+export type GraphAccessContext =
+  'threads.create_run' | 'threads.read' | 'threads.update' | 'assistants.read';
+
+/**
+ * The second argument of a graph factory, shaped as the official JS server passes it: only a
+ * graph built to execute a run gets an `executionRuntime` (with the run's context).
+ */
+export type ServerRuntime =
+  | {
+      accessContext: 'threads.create_run';
+      executionRuntime: { context: Record<string, unknown> | undefined };
+    }
+  | {
+      accessContext: Exclude<GraphAccessContext, 'threads.create_run'>;
+      executionRuntime: null;
+    };
+
+/** The runtime for a graph built to run; `context` is the run's (assistant's merged with its own). */
+export function executionRuntime(context: Record<string, unknown> | undefined): ServerRuntime {
+  return { accessContext: 'threads.create_run', executionRuntime: { context } };
+}
+
+/** The runtime for a graph built only to read or write state, or to describe it. */
+export function accessRuntime(
+  accessContext: Exclude<GraphAccessContext, 'threads.create_run'>,
+): ServerRuntime {
+  return { accessContext, executionRuntime: null };
+}
+
+type GraphFactory = (config: Record<string, unknown>, runtime: ServerRuntime) => unknown;
 
 export interface GraphEntry {
   graphId: string;
@@ -146,7 +177,7 @@ export class GraphRegistry {
   fingerprint(graphId: string): Promise<string> {
     let digest = this.fingerprints.get(graphId);
     if (!digest) {
-      digest = this.get(graphId).then(async (graph) => {
+      digest = this.get(graphId, {}, accessRuntime('assistants.read')).then(async (graph) => {
         const drawing = graph ? (await graph.getGraphAsync({})).toJSON() : null;
         return createHash('sha256').update(JSON.stringify(drawing)).digest('hex').slice(0, 16);
       });
@@ -158,12 +189,17 @@ export class GraphRegistry {
   /**
    * A graph bound to the shared checkpointer and store (`getStore()` inside nodes). Compiled
    * graphs are copied shallowly so the module's own instance is never mutated; factories are
-   * called with the run's config.
+   * called with the use's config and `runtime` (what the graph is built for), as the official
+   * JS server calls them (by default: to describe the graph); one-argument factories ignore it.
    */
-  async get(graphId: string, config: Record<string, unknown> = {}): Promise<AnyGraph | undefined> {
+  async get(
+    graphId: string,
+    config: Record<string, unknown> = {},
+    runtime: ServerRuntime = accessRuntime('assistants.read'),
+  ): Promise<AnyGraph | undefined> {
     const entry = this.entries.get(graphId);
     if (!entry) return undefined;
-    const base = entry.graph ?? (await toGraph(entry.factory?.(config)));
+    const base = entry.graph ?? (await toGraph(entry.factory?.(config, runtime)));
     if (!base) throw new GraphLoadError(`graph factory "${graphId}" did not return a graph`);
     const bound = Object.assign(
       Object.create(Object.getPrototypeOf(base) as object) as AnyGraph,

@@ -25,6 +25,7 @@ import { errorHandler, frameworkErrorHandler, notFoundHandler } from './errors.j
 import { parseJsonBody, registerStorableStrings } from './json-input.js';
 import { metaRoutes, type MetaInfo } from './meta-routes.js';
 import { registerHttpMetrics } from './metrics.js';
+import { registerRequestLog } from './request-log.js';
 import { registerResponseLog } from './response-log.js';
 import { enabledGroups, type RouteGroup } from './route-groups.js';
 
@@ -83,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerApiKeyAuth(app, deps.apiKeys, prefix);
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);
+  registerRequestLog(app, deps.logger, deps.http.logging_headers);
 
   const meta = !deps.http.disable_meta;
   if (meta) {

@@ -11,7 +11,7 @@ import {
   PREFETCHED_CHECKPOINT_KEY,
   type CheckpointDeferral,
 } from '../checkpoints/index.js';
-import type { GraphRegistry } from '../graphs/index.js';
+import { executionRuntime, type GraphRegistry } from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
 import type { StreamMode } from './schemas.js';
@@ -165,7 +165,15 @@ export class RunExecutor {
           ...run.metadata,
         },
       };
-      const graph = await this.deps.graphs.get(assistant.graph_id, { configurable });
+      const context =
+        kwargs.context || Object.keys(assistant.context).length
+          ? { ...assistant.context, ...(kwargs.context ?? {}) }
+          : undefined;
+      const graph = await this.deps.graphs.get(
+        assistant.graph_id,
+        { configurable },
+        executionRuntime(context),
+      );
       if (!graph) throw new Error(`graph "${assistant.graph_id}" is not loaded`);
       // A retry of a run that already checkpointed progress continues from its last checkpoint
       // instead of applying its input a second time.
@@ -195,9 +203,7 @@ export class RunExecutor {
         ...(typeof kwargs.config?.recursion_limit === 'number'
           ? { recursionLimit: kwargs.config.recursion_limit }
           : {}),
-        ...(kwargs.context || Object.keys(assistant.context).length
-          ? { context: { ...assistant.context, ...(kwargs.context ?? {}) } }
-          : {}),
+        ...(context ? { context } : {}),
         streamMode: libraryModes(kwargs.stream_mode) as ['values'],
         subgraphs: kwargs.stream_subgraphs ?? false,
         ...(kwargs.durability ? { durability: kwargs.durability } : {}),

@@ -11,7 +11,7 @@ import {
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import { CHECKPOINT_METADATA_KEY, type CheckpointStore } from '../checkpoints/index.js';
-import type { AnyGraph, GraphRegistry } from '../graphs/index.js';
+import { accessRuntime, type AnyGraph, type GraphRegistry } from '../graphs/index.js';
 import {
   STATE_BODY_VERSION,
   checkpointRef,
@@ -132,7 +132,7 @@ export class ThreadService {
     graphId: string,
     supersteps: Superstep[],
   ): Promise<void> {
-    const graph = await this.threadGraph(threadId, graphId);
+    const graph = await this.threadGraph(threadId, graphId, 'threads.update');
     let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: '' } };
     for (const step of supersteps) {
       const writes = Object.fromEntries(step.updates.map((u) => [u.as_node, toJson(u.values)]));
@@ -203,7 +203,7 @@ export class ThreadService {
     const cacheable = found.row.status !== 'busy';
     const key = await this.cacheKey(graphId, found.stateKey);
     if (cacheable && key && found.cacheKey === key) return found.cache as ThreadStateBody;
-    const graph = await this.threadGraph(threadId, graphId);
+    const graph = await this.threadGraph(threadId, graphId, 'threads.read');
     const snapshot = await graph.getState({
       configurable: { thread_id: threadId, checkpoint_ns: '' },
     });
@@ -316,7 +316,7 @@ export class ThreadService {
   }
 
   private async stateAfterRun(threadId: string, graphId: string, error: unknown) {
-    const graph = await this.threadGraph(threadId, graphId);
+    const graph = await this.threadGraph(threadId, graphId, 'threads.read');
     const snapshot = await graph.getState({
       configurable: { thread_id: threadId, checkpoint_ns: '' },
     });
@@ -483,15 +483,20 @@ export class ThreadService {
   }
 
   /**
-   * The graph a thread's state is read and written with. A factory (`(config) => graph`) may
-   * build a different graph for each config: it is given the config of the thread's newest run,
-   * as the official server builds it with the config the thread's runs left on it.
+   * The graph a thread's state is read and written with. A factory (`(config, runtime) => graph`)
+   * may build a different graph for each config: it is given the config of the thread's newest
+   * run, as the official server builds it with the config the thread's runs left on it, and
+   * `access` (a read or a write of state) as the runtime's access context.
    */
-  private async threadGraph(threadId: string, graphId: string): Promise<AnyGraph> {
+  private async threadGraph(
+    threadId: string,
+    graphId: string,
+    access: 'threads.read' | 'threads.update',
+  ): Promise<AnyGraph> {
     const config = this.deps.graphs.isFactory(graphId)
       ? await this.deps.store.latestRunConfig(threadId)
       : undefined;
-    const graph = await this.deps.graphs.get(graphId, config ?? {});
+    const graph = await this.deps.graphs.get(graphId, config ?? {}, accessRuntime(access));
     if (!graph) throw notFound(`Graph "${graphId}" not found`);
     return graph;
   }
@@ -528,7 +533,7 @@ export class ThreadService {
       if (options.checkpoint?.checkpoint_id) throw notFound('Checkpoint not found');
       return emptyThreadState();
     }
-    const graph = await this.threadGraph(threadId, graphId);
+    const graph = await this.threadGraph(threadId, graphId, 'threads.read');
     const config = checkpointConfig(threadId, options.checkpoint);
     const snapshot = await graph.getState(config, { subgraphs: options.subgraphs ?? false });
     if (!snapshot.createdAt) {
@@ -550,7 +555,7 @@ export class ThreadService {
     if (row.status === 'busy') throw conflict('Thread is busy');
     const graphId = this.graphIdOf(row);
     if (!graphId) throw badRequest(`Thread ${threadId} has no graph ID`);
-    const graph = await this.threadGraph(threadId, graphId);
+    const graph = await this.threadGraph(threadId, graphId, 'threads.update');
     const selector =
       body.checkpoint ?? (body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : undefined);
     const asNode = body.as_node ?? undefined;
@@ -574,7 +579,7 @@ export class ThreadService {
     const row = await this.getRow(threadId);
     const graphId = this.graphIdOf(row);
     if (!graphId) return [];
-    const graph = await this.threadGraph(threadId, graphId);
+    const graph = await this.threadGraph(threadId, graphId, 'threads.read');
     const limit = options.limit ?? 10;
     const before =
       typeof options.before === 'string' ? { checkpoint_id: options.before } : options.before;
