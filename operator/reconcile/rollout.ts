@@ -79,24 +79,18 @@ export function rolloutState(
     };
   }
   const desired = deployment.spec?.replicas ?? 1;
-  // Before the counts: a failing new pod is never available, and waiting for the deadline
-  // would only hide why.
-  const failure =
-    (status.updatedReplicas ?? 0) < desired || (status.availableReplicas ?? 0) < desired
-      ? podFailure(pods, revisionId)
-      : undefined;
-  if (failure) return { phase: 'failed', ...failure };
   const updated = status.updatedReplicas ?? 0;
   const total = status.replicas ?? 0;
   const available = status.availableReplicas ?? 0;
-  if (updated < desired)
-    return { phase: 'progressing', message: `${updated} of ${desired} replicas updated` };
-  if (total > updated)
-    return { phase: 'progressing', message: `${total - updated} old replicas pending termination` };
+  // Short of complete, a new pod that fails for good ends the rollout now: waiting for the
+  // deadline would only hide why.
+  const unlessFailing = (message: string): RolloutState => {
+    const failure = podFailure(pods, revisionId);
+    return failure ? { phase: 'failed', ...failure } : { phase: 'progressing', message };
+  };
+  if (updated < desired) return unlessFailing(`${updated} of ${desired} replicas updated`);
+  if (total > updated) return unlessFailing(`${total - updated} old replicas pending termination`);
   if (available < updated)
-    return {
-      phase: 'progressing',
-      message: `${available} of ${updated} updated replicas available`,
-    };
+    return unlessFailing(`${available} of ${updated} updated replicas available`);
   return { phase: 'complete', message: `${available} of ${desired} replicas available` };
 }

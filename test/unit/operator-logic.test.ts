@@ -127,6 +127,13 @@ describe('rolloutState', () => {
     const state = rolloutState(rolling, 'r1', [pod('r1', waiting('ImagePullBackOff'))]);
     expect(state).toMatchObject({ phase: 'failed', reason: 'ImagePullBackOff' });
     expect((state as { message: string }).message).toContain('img:2');
+    // As seen on a real node: the new pod counts as updated, the old one is the available one.
+    const surge = deployment({ replicas: 2, updatedReplicas: 1, availableReplicas: 1 });
+    const withOne = { ...surge, spec: { ...surge.spec!, replicas: 1 } };
+    expect(rolloutState(withOne, 'r1', [pod('r1', waiting('ImagePullBackOff'))])).toMatchObject({
+      phase: 'failed',
+      reason: 'ImagePullBackOff',
+    });
     // An old revision's pods, or a first pull still being tried, are not failures.
     expect(rolloutState(rolling, 'r1', [pod('r0', waiting('ImagePullBackOff'))]).phase).toBe(
       'progressing',
