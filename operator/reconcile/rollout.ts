@@ -11,8 +11,12 @@ const IMAGE_FAILURES = new Set([
   'InvalidImageName',
   'CreateContainerConfigError',
 ]);
-/** A container restarted this often and waiting in CrashLoopBackOff is taken as failing. */
-export const CRASH_LOOP_RESTARTS = 2;
+/**
+ * kubelet backs a container off (CrashLoopBackOff) once it exited again after a restart. One
+ * restart is enough to call it failing: a later completed rollout still turns it DEPLOYED, and
+ * each further restart waits longer (10 s, 20 s, ...), which would only delay the answer.
+ */
+export const CRASH_LOOP_RESTARTS = 1;
 
 export type RolloutState =
   /** No Deployment, or it still runs another revision's template. */

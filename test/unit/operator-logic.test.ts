@@ -143,12 +143,12 @@ describe('rolloutState', () => {
     );
   });
 
-  it('fails on a crash loop once the container restarted twice', () => {
+  it('fails on a crash loop once the container was restarted', () => {
     const rolling = deployment({ updatedReplicas: 1, availableReplicas: 1 });
-    expect(rolloutState(rolling, 'r1', [pod('r1', waiting('CrashLoopBackOff', 1))]).phase).toBe(
+    expect(rolloutState(rolling, 'r1', [pod('r1', waiting('CrashLoopBackOff', 0))]).phase).toBe(
       'progressing',
     );
-    const state = rolloutState(rolling, 'r1', [pod('r1', waiting('CrashLoopBackOff', 2))]);
+    const state = rolloutState(rolling, 'r1', [pod('r1', waiting('CrashLoopBackOff', 1))]);
     expect(state).toMatchObject({ phase: 'failed', reason: 'CrashLoopBackOff' });
     expect((state as { message: string }).message).toContain('last exit code 1');
     // A complete rollout is not undone by a pod's later trouble.
