@@ -28,6 +28,10 @@ Options:
   --renew-deadline-seconds <n>       default 10
   --retry-period-seconds <n>         default 2
   --progress-deadline-seconds <n>    default 600
+  --control-plane-url <url>          \`graphdock api\` as agent pods reach it (default
+                                     $GRAPHDOCK_CONTROL_PLANE_URL); their runtimes accept the
+                                     keys of the deployment's workspace it accepts. Without it,
+                                     agent pods need keys of their own or GRAPHDOCK_AUTH_TYPE=noop
   --heartbeat-seconds <n>            default 10
   --database-retain-policy <p>       Delete (default) or Retain
   --orphan-grace-seconds <n>         default 120: an api write unfinished this long is taken as
@@ -49,6 +53,13 @@ function leaseName(computeId: string): string {
   const name = `graphdock-operator-${computeId}`.toLowerCase();
   if (/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) return name;
   return `graphdock-operator-${createHash('sha256').update(computeId).digest('hex').slice(0, 32)}`;
+}
+
+function controlPlaneUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+    throw new ConfigError(`--control-plane-url must be an http(s) URL, got "${value}"`);
+  return value;
 }
 
 /** --watch-namespaces, when given, replaces GRAPHDOCK_WATCH_NAMESPACES. */
@@ -79,6 +90,7 @@ export async function runOperator(argv: string[]): Promise<number> {
       'renew-deadline-seconds': { type: 'string' },
       'retry-period-seconds': { type: 'string' },
       'progress-deadline-seconds': { type: 'string' },
+      'control-plane-url': { type: 'string' },
       'heartbeat-seconds': { type: 'string' },
       'database-retain-policy': { type: 'string' },
       'orphan-grace-seconds': { type: 'string' },
@@ -133,6 +145,7 @@ export async function runOperator(argv: string[]): Promise<number> {
     progressDeadlineSeconds: Math.round(
       positive('progress-deadline-seconds', values['progress-deadline-seconds'], 600),
     ),
+    controlPlaneUrl: controlPlaneUrl(values['control-plane-url']) ?? env.controlPlaneUrl,
     heartbeatMs: positive('heartbeat-seconds', values['heartbeat-seconds'], 10) * 1000,
     retainDatabases: retainPolicy === 'Retain',
     orphanGraceMs: positive('orphan-grace-seconds', values['orphan-grace-seconds'], 120) * 1000,

@@ -55,10 +55,17 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
   const host = options.host ?? '0.0.0.0';
   await ensurePortFree(port, host);
   const logger = createLogger({ level: env.logLevel });
+  if (env.authDisabled) logger.warn('GRAPHDOCK_AUTH_TYPE=noop: serving without authentication');
+  else if (env.controlPlaneAuth)
+    logger.info(
+      { controlPlane: env.controlPlaneAuth.url, workspace: env.controlPlaneAuth.workspaceId },
+      'API keys are checked with the control plane',
+    );
   const runtime = await createRuntime({
     configPath: options.config,
     databaseUrl: env.databaseUrl,
     apiKeys: env.apiKeys,
+    controlPlaneAuth: env.controlPlaneAuth,
     logger,
     poolMax: env.poolMax,
     runs: env.runs,
@@ -88,12 +95,14 @@ export async function runDev(options: ServeOptions): Promise<number> {
     databaseUrl = embedded.url;
     logger.info({ dataDir }, 'using the embedded PostgreSQL store');
   }
-  if (!env.apiKeys.length) logger.warn('no API keys configured: serving without authentication');
+  if (!env.apiKeys.length && !env.controlPlaneAuth)
+    logger.warn('no API keys configured: serving without authentication');
   try {
     const runtime = await createRuntime({
       configPath: options.config,
       databaseUrl,
       apiKeys: env.apiKeys,
+      controlPlaneAuth: env.controlPlaneAuth,
       logger,
       poolMax: env.poolMax,
       runs: env.runs,

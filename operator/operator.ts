@@ -1,6 +1,6 @@
 // The operator's composition root: informers feed a keyed work queue, whose workers reconcile
 // only while this replica holds the leader-election lease.
-import { KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+import { KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { API_VERSION, LABELS } from '../common/resources/index.js';
@@ -47,6 +47,8 @@ export interface OperatorOptions {
     retryPeriodMs: number;
   };
   progressDeadlineSeconds: number;
+  /** Base URL of `graphdock api` as agent pods reach it; their runtimes check API keys there. */
+  controlPlaneUrl?: string;
   heartbeatMs: number;
   retainDatabases: boolean;
   /** How long an unfinished api write may stay before its objects count as orphans. */
@@ -88,7 +90,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       {
         apiVersion,
         kind,
-        apiPath: `/apis/${apiVersion}`,
+        apiPath: apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`,
         plural,
         labelSelector,
         logger: informerLogger,
@@ -111,6 +113,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       'deployments',
       `app.kubernetes.io/managed-by=${MANAGED_BY}`,
     ),
+    pods: namespaced<V1Pod>('v1', 'Pod', 'pods', `app.kubernetes.io/managed-by=${MANAGED_BY}`),
   };
   const all = Object.values(informers) as ObjectCache<object>[];
   const synced = () => all.every((i) => i.synced);
@@ -129,6 +132,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     {
       computeId: options.computeId,
       progressDeadlineSeconds: options.progressDeadlineSeconds,
+      controlPlaneUrl: options.controlPlaneUrl,
       retainDatabases: options.retainDatabases,
       orphanGraceMs: options.orphanGraceMs,
     },
@@ -154,6 +158,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   };
   informers.revisions.on((_e, r) => byDeploymentLabel(r));
   informers.workloads.on((_e, w) => byDeploymentLabel(w));
+  informers.pods.on((_e, p) => byDeploymentLabel(p));
   // A listener's own status (our heartbeat) changes often; only spec changes matter here.
   const listenerGenerations = new Map<string, number | undefined>();
   informers.listeners.on((event, l) => {

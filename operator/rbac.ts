@@ -51,6 +51,8 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
     resources: ['poddisruptionbudgets'],
     verbs: ['get', 'create', 'patch', 'delete'],
   },
+  // Pods of agent workloads: why a new revision cannot become Ready (image pull, crash loop).
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   // Kubernetes Events on the custom resources for status transitions.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];

@@ -17,7 +17,7 @@ import {
 import { CronScheduler, CronService, CronStore } from './crons/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry, registerSdkLogger } from './graphs/index.js';
-import { buildApp } from './http/index.js';
+import { buildApp, ControlPlaneKeyVerifier, type ControlPlaneAuthSettings } from './http/index.js';
 import {
   Notifier,
   RunEventLog,
@@ -44,6 +44,8 @@ export interface RuntimeOptions {
   configPath: string;
   databaseUrl: string;
   apiKeys: string[];
+  /** Also accept the keys the control plane accepts for this workspace. */
+  controlPlaneAuth?: ControlPlaneAuthSettings | undefined;
   logger: Logger;
   poolMax?: number;
   runs?: ProcessEnv['runs'];
@@ -214,6 +216,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       responseLog: options.responseLog,
       metrics,
       apiKeys: options.apiKeys,
+      keyVerifier: options.controlPlaneAuth
+        ? new ControlPlaneKeyVerifier(options.controlPlaneAuth, logger.child({ context: 'auth' }))
+        : undefined,
       http: {
         ...loaded.config.http,
         // The official servers also read the prefix from the environment.

@@ -33,4 +33,7 @@ export const RESERVED_SECRET_NAMES: ReadonlySet<string> = new Set([
   'LANGGRAPH_CLOUD_LICENSE_KEY',
   // Graphdock's own runtime settings, injected by the operator.
   'DATABASE_URL',
+  'GRAPHDOCK_CONTROL_PLANE_URL',
+  'GRAPHDOCK_WORKSPACE_ID',
+  'GRAPHDOCK_AUTH_REQUIRED',
 ]);

@@ -10,7 +10,7 @@ import type { Logger } from '../../common/logging/index.js';
 import { deploymentRoutes, type DeploymentService } from '../deployments/index.js';
 import { listenerRoutes, type ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
-import { registerAuth } from '../auth/index.js';
+import { registerAuth, verifyKeyRoute } from '../auth/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 
 export interface ControlPlaneAppDeps {
@@ -71,6 +71,7 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
     return { ok: true };
   });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  verifyKeyRoute(app);
   await app.register(listenerRoutes(deps.listeners));
   await app.register(deploymentRoutes(deps.deployments));
   return app;

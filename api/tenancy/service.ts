@@ -103,6 +103,11 @@ export class TenancyService {
     return ws;
   }
 
+  /** Revokes a key: from then on the api refuses it, and deployed runtimes within their cache TTL. */
+  revokeApiKey(key: string): Promise<boolean> {
+    return this.store.revokeApiKey(digestApiKey(key));
+  }
+
   /** Creates a key for a workspace and returns it; only its digest is kept. */
   async createApiKey(workspaceId: string, permissions = ALL_PERMISSIONS): Promise<string> {
     const key = generateApiKey();

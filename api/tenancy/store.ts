@@ -55,6 +55,15 @@ export class TenancyStore {
     return rowCount === 1;
   }
 
+  /** Marks the key with this digest revoked; true when a live key was found. */
+  async revokeApiKey(digest: Buffer): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      'UPDATE cp_api_keys SET revoked_at = now() WHERE key_digest = $1 AND revoked_at IS NULL',
+      [digest],
+    );
+    return rowCount === 1;
+  }
+
   async anyOrganization(db: Queryable): Promise<boolean> {
     const { rowCount } = await db.query('SELECT 1 FROM cp_organizations LIMIT 1');
     return (rowCount ?? 0) > 0;

@@ -13,6 +13,13 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GRAPHDOCK_API_KEYS: listOfKeys,
   GRAPHDOCK_API_KEYS_FILE: z.string().min(1).optional(),
+  // Set by the operator on deployed runtimes: keys are checked with this control plane.
+  GRAPHDOCK_CONTROL_PLANE_URL: z.string().url().optional(),
+  GRAPHDOCK_WORKSPACE_ID: z.string().uuid().optional(),
+  // Set by the operator: refuse to start without a way to check keys (no silent open server).
+  GRAPHDOCK_AUTH_REQUIRED: z.enum(['true', 'false']).default('false'),
+  // A deployment's explicit opt-out (one of its secrets): serve without authentication.
+  GRAPHDOCK_AUTH_TYPE: z.enum(['noop', 'api-keys']).default('api-keys'),
   GRAPHDOCK_HOME: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_POOL_MAX: z.coerce.number().int().positive().default(20),
@@ -40,6 +47,10 @@ export interface ProcessEnv {
   /** `graphdock runtime`'s port without --port. */
   port: number | undefined;
   apiKeys: string[];
+  /** The control plane that checks keys of this workspace, when deployed by the operator. */
+  controlPlaneAuth: { url: string; workspaceId: string } | undefined;
+  /** GRAPHDOCK_AUTH_TYPE=noop: every request is served without a key. */
+  authDisabled: boolean;
   home: string | undefined;
   logLevel: string;
   poolMax: number;
@@ -95,10 +106,24 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     const text = readFileSync(e.GRAPHDOCK_API_KEYS_FILE, 'utf8');
     apiKeys.push(...text.split(/\s+/).filter(Boolean));
   }
+  if (!e.GRAPHDOCK_CONTROL_PLANE_URL !== !e.GRAPHDOCK_WORKSPACE_ID)
+    throw new ConfigError(
+      'GRAPHDOCK_CONTROL_PLANE_URL and GRAPHDOCK_WORKSPACE_ID are set together or not at all',
+    );
+  const controlPlaneAuth = e.GRAPHDOCK_CONTROL_PLANE_URL
+    ? { url: e.GRAPHDOCK_CONTROL_PLANE_URL, workspaceId: e.GRAPHDOCK_WORKSPACE_ID! }
+    : undefined;
+  const authDisabled = e.GRAPHDOCK_AUTH_TYPE === 'noop';
+  if (e.GRAPHDOCK_AUTH_REQUIRED === 'true' && !authDisabled && !apiKeys.length && !controlPlaneAuth)
+    throw new ConfigError(
+      'GRAPHDOCK_AUTH_REQUIRED: no API keys and no GRAPHDOCK_CONTROL_PLANE_URL to check them with (GRAPHDOCK_AUTH_TYPE=noop serves without authentication)',
+    );
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     port: e.PORT,
-    apiKeys,
+    apiKeys: authDisabled ? [] : apiKeys,
+    controlPlaneAuth: authDisabled ? undefined : controlPlaneAuth,
+    authDisabled,
     home: e.GRAPHDOCK_HOME,
     logLevel: e.LOG_LEVEL,
     poolMax: e.DATABASE_POOL_MAX,

@@ -9,6 +9,8 @@ const OperatorEnvSchema = z.object({
   GRAPHDOCK_OPERATOR_DATABASE_URL: z.string().min(1).optional(),
   /** host:port agent pods use to reach that server, when not the admin URL's. */
   GRAPHDOCK_OPERATOR_DATABASE_HOST: z.string().min(1).optional(),
+  /** Base URL of `graphdock api` as agent pods reach it (--control-plane-url overrides). */
+  GRAPHDOCK_CONTROL_PLANE_URL: z.string().url().optional(),
   POD_NAMESPACE: z.string().min(1).optional(),
   POD_NAME: z.string().min(1).optional(),
   /** Comma list: watch namespaced resources only there (--watch-namespaces overrides). */
@@ -19,6 +21,7 @@ export interface OperatorEnv {
   logLevel: string;
   databaseUrl: string | undefined;
   databaseHost: string | undefined;
+  controlPlaneUrl: string | undefined;
   podNamespace: string | undefined;
   podName: string | undefined;
   /** Empty: all namespaces. */
@@ -36,6 +39,7 @@ export function loadOperatorEnv(env: NodeJS.ProcessEnv): Readonly<OperatorEnv> {
     logLevel: e.LOG_LEVEL,
     databaseUrl: e.GRAPHDOCK_OPERATOR_DATABASE_URL,
     databaseHost: e.GRAPHDOCK_OPERATOR_DATABASE_HOST,
+    controlPlaneUrl: e.GRAPHDOCK_CONTROL_PLANE_URL,
     podNamespace: e.POD_NAMESPACE,
     podName: e.POD_NAME,
     watchNamespaces: e.GRAPHDOCK_WATCH_NAMESPACES,

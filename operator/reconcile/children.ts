@@ -26,6 +26,8 @@ export const SHUTDOWN_DRAIN_SECONDS = 5;
 
 export interface WorkloadSettings {
   progressDeadlineSeconds: number;
+  /** Base URL of `graphdock api` as agent pods reach it: their runtimes check keys there. */
+  controlPlaneUrl?: string | undefined;
 }
 
 export function ownerReference(deployment: AgentDeployment) {
@@ -89,12 +91,21 @@ export function workload(
 ): V1Deployment {
   const id = deployment.metadata.name;
   const spec = revision.spec.resource_spec ?? undefined;
-  const probe = (periodSeconds: number) => ({
+  // Ready means serving: the readiness route also checks the database. Liveness does not, so
+  // a database outage takes pods out of the Service without restarting them.
+  const readiness = {
+    httpGet: { path: '/ok?check_db=1', port: 'http' },
+    periodSeconds: 2,
+    timeoutSeconds: 5,
+    failureThreshold: 3,
+  };
+  const liveness = {
     httpGet: { path: '/ok', port: 'http' },
-    periodSeconds,
+    initialDelaySeconds: 30,
+    periodSeconds: 15,
     timeoutSeconds: 5,
     failureThreshold: 6,
-  });
+  };
   const labels = commonLabels(id, deployment.spec.workspace_id);
   const revisionAnnotations = {
     [REVISION_ANNOTATION]: revision.metadata.name,
@@ -116,6 +127,9 @@ export function workload(
       selector: { matchLabels: selectorLabels(id) },
       progressDeadlineSeconds: settings.progressDeadlineSeconds,
       revisionHistoryLimit: 10,
+      // Old pods go only once new ones are Ready: a revision that never gets there leaves the
+      // previous one serving.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '25%' } },
       template: {
         metadata: {
           labels: { ...spec?.labels, ...labels },
@@ -136,15 +150,17 @@ export function workload(
               name: 'api-server',
               image: revision.spec.source_revision_config.image_uri,
               ports: [{ name: 'http', containerPort: SERVER_PORT }],
+              // `env` wins over `envFrom`: a deployment's secrets cannot change these.
               env: [
                 { name: 'PORT', value: String(SERVER_PORT) },
                 // After SIGTERM the pod keeps serving while the Service drops it from its
                 // endpoints, closing each connection after its answer (docs/operator.md).
                 { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: String(SHUTDOWN_DRAIN_SECONDS) },
+                ...authEnv(deployment, settings),
               ],
               envFrom: [{ secretRef: { name: envSecretName(id) } }],
-              readinessProbe: probe(10),
-              livenessProbe: probe(15),
+              readinessProbe: readiness,
+              livenessProbe: liveness,
               ...(requests || limits ? { resources: { requests, limits } } : {}),
               ...(spec?.volume_mounts?.length ? { volumeMounts: spec.volume_mounts as never } : {}),
             },
@@ -154,6 +170,23 @@ export function workload(
       },
     },
   };
+}
+
+/**
+ * The runtime checks presented keys with the control plane (key material never reaches the pod
+ * spec or the env Secret). Required: a runtime with no way to check keys refuses to start rather
+ * than serve openly; a deployment opts out with its secret GRAPHDOCK_AUTH_TYPE=noop.
+ */
+function authEnv(deployment: AgentDeployment, settings: WorkloadSettings) {
+  return [
+    { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
+    ...(settings.controlPlaneUrl
+      ? [
+          { name: 'GRAPHDOCK_CONTROL_PLANE_URL', value: settings.controlPlaneUrl },
+          { name: 'GRAPHDOCK_WORKSPACE_ID', value: deployment.spec.workspace_id },
+        ]
+      : []),
+  ];
 }
 
 export function service(deployment: AgentDeployment): V1Service {

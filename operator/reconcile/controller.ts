@@ -1,7 +1,7 @@
 // Reconciles one AgentDeployment (key namespace/name) from the informers' view of the cluster:
 // level-triggered, idempotent, and safe to interrupt at any point.
 import { createHash } from 'node:crypto';
-import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../common/logging/index.js';
 import {
   AGENT_DEPLOYMENT,
@@ -57,6 +57,8 @@ export interface Informers {
   revisions: ObjectCache<AgentRevision>;
   listeners: ObjectCache<Listener>;
   workloads: ObjectCache<V1Deployment>;
+  /** Pods of agent workloads, for failures a rollout's counts do not tell. */
+  pods: ObjectCache<V1Pod>;
 }
 
 export interface ReconcileResult {
@@ -158,12 +160,20 @@ export class DeploymentController {
       ...secrets,
       DATABASE_URL: db.url,
     });
-    const { status, message } = revisionOutcome(
-      rolloutState(applied, latest.metadata.name),
+    const pods = this.informers.pods
+      .list()
+      .filter(
+        (p) =>
+          p.metadata?.namespace === meta.namespace &&
+          p.metadata?.labels?.[LABELS.deploymentId] === meta.name,
+      );
+    const { status, message, reason } = revisionOutcome(
+      rolloutState(applied, latest.metadata.name, pods),
       latest.status?.status,
+      latest.status,
     );
-    await this.setRevision(deployment, latest, status, message);
-    await this.setDeployment(deployment, true, status, message, latest);
+    await this.setRevision(deployment, latest, status, message, reason);
+    await this.setDeployment(deployment, true, status, message, latest, reason);
     return abandoned === undefined ? {} : { requeueAfterMs: abandoned };
   }
 
@@ -234,6 +244,7 @@ export class DeploymentController {
     revision: AgentRevision,
     status: RevisionStatus,
     message: string,
+    failureReason?: string,
   ): Promise<void> {
     const next: AgentRevisionStatus = {
       observedGeneration: revision.metadata.generation,
@@ -242,7 +253,7 @@ export class DeploymentController {
       endpoint: this.endpoint(deployment),
       conditions: mergeConditions(
         revision.status?.conditions,
-        revisionConditions(status, message),
+        revisionConditions(status, message, failureReason),
         revision.metadata.generation,
       ),
     };
@@ -269,6 +280,7 @@ export class DeploymentController {
     latestStatus: RevisionStatus,
     message: string,
     latest?: AgentRevision,
+    failureReason?: string,
   ): Promise<void> {
     const previous = deployment.status;
     const next: AgentDeploymentStatus = {
@@ -282,7 +294,7 @@ export class DeploymentController {
           : {}),
       conditions: mergeConditions(
         previous?.conditions,
-        deploymentConditions(databaseReady, latestStatus, message),
+        deploymentConditions(databaseReady, latestStatus, message, failureReason),
         deployment.metadata.generation,
       ),
     };

@@ -1,17 +1,70 @@
-// Reads a Deployment's status the way `kubectl rollout status` does, for one revision.
-import type { V1Deployment } from '@kubernetes/client-node';
+// Reads a Deployment's status the way `kubectl rollout status` does, for one revision, and its
+// pods for failures that no deadline needs to wait for (an image that cannot be pulled, a crash
+// loop).
+import type { V1ContainerStatus, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { REVISION_ANNOTATION } from './names.js';
+
+/** Waiting reasons that mean the image will not run without a new revision. */
+const IMAGE_FAILURES = new Set([
+  'ImagePullBackOff',
+  'ErrImageNeverPull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+]);
+/**
+ * kubelet backs a container off (CrashLoopBackOff) once it exited again after a restart. One
+ * restart is enough to call it failing: a later completed rollout still turns it DEPLOYED, and
+ * each further restart waits longer (10 s, 20 s, ...), which would only delay the answer.
+ */
+export const CRASH_LOOP_RESTARTS = 1;
 
 export type RolloutState =
   /** No Deployment, or it still runs another revision's template. */
   | { phase: 'pending' }
   | { phase: 'progressing'; message: string }
   | { phase: 'complete'; message: string }
-  | { phase: 'failed'; message: string };
+  | { phase: 'failed'; reason: string; message: string };
+
+/** Why one of the revision's pods cannot become Ready, if it is for good. */
+export function podFailure(
+  pods: readonly V1Pod[],
+  revisionId: string,
+): { reason: string; message: string } | undefined {
+  for (const pod of pods) {
+    if (pod.metadata?.deletionTimestamp) continue;
+    if (pod.metadata?.annotations?.[REVISION_ANNOTATION] !== revisionId) continue;
+    const statuses: V1ContainerStatus[] = [
+      ...(pod.status?.initContainerStatuses ?? []),
+      ...(pod.status?.containerStatuses ?? []),
+    ];
+    for (const c of statuses) {
+      const waiting = c.state?.waiting;
+      const where = `pod ${pod.metadata?.name}, container ${c.name}`;
+      if (waiting?.reason && IMAGE_FAILURES.has(waiting.reason))
+        return {
+          reason: waiting.reason,
+          message:
+            `${waiting.reason} (${where}, image ${c.image}): ${waiting.message ?? ''}`.trim(),
+        };
+      if (waiting?.reason === 'CrashLoopBackOff' && c.restartCount >= CRASH_LOOP_RESTARTS) {
+        const last = c.lastState?.terminated;
+        const exit = last
+          ? `; last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}`
+          : '';
+        return {
+          reason: 'CrashLoopBackOff',
+          message: `CrashLoopBackOff (${where}): restarted ${c.restartCount} times${exit}`,
+        };
+      }
+    }
+  }
+  return undefined;
+}
 
 export function rolloutState(
   deployment: V1Deployment | undefined,
   revisionId: string,
+  pods: readonly V1Pod[] = [],
 ): RolloutState {
   if (!deployment) return { phase: 'pending' };
   if (deployment.spec?.template.metadata?.annotations?.[REVISION_ANNOTATION] !== revisionId)
@@ -25,6 +78,7 @@ export function rolloutState(
     const deadline = deployment.spec?.progressDeadlineSeconds;
     return {
       phase: 'failed',
+      reason: 'ProgressDeadlineExceeded',
       message: `Rollout exceeded its progress deadline (${deadline} s): ${progressing.message ?? ''}`,
     };
   }
@@ -32,14 +86,15 @@ export function rolloutState(
   const updated = status.updatedReplicas ?? 0;
   const total = status.replicas ?? 0;
   const available = status.availableReplicas ?? 0;
-  if (updated < desired)
-    return { phase: 'progressing', message: `${updated} of ${desired} replicas updated` };
-  if (total > updated)
-    return { phase: 'progressing', message: `${total - updated} old replicas pending termination` };
+  // Short of complete, a new pod that fails for good ends the rollout now: waiting for the
+  // deadline would only hide why.
+  const unlessFailing = (message: string): RolloutState => {
+    const failure = podFailure(pods, revisionId);
+    return failure ? { phase: 'failed', ...failure } : { phase: 'progressing', message };
+  };
+  if (updated < desired) return unlessFailing(`${updated} of ${desired} replicas updated`);
+  if (total > updated) return unlessFailing(`${total - updated} old replicas pending termination`);
   if (available < updated)
-    return {
-      phase: 'progressing',
-      message: `${available} of ${updated} updated replicas available`,
-    };
+    return unlessFailing(`${available} of ${updated} updated replicas available`);
   return { phase: 'complete', message: `${available} of ${desired} replicas available` };
 }

@@ -19,7 +19,11 @@ const c = (
   message: string,
 ): ConditionInput => ({ type, status, reason, message });
 
-export function revisionConditions(status: RevisionStatus, message: string): ConditionInput[] {
+export function revisionConditions(
+  status: RevisionStatus,
+  message: string,
+  failureReason = 'ProgressDeadlineExceeded',
+): ConditionInput[] {
   if (status === 'DEPLOYED')
     return [
       c('Ready', 'True', 'RolloutComplete', message),
@@ -28,9 +32,9 @@ export function revisionConditions(status: RevisionStatus, message: string): Con
     ];
   if (status === 'DEPLOY_FAILED')
     return [
-      c('Ready', 'False', 'ProgressDeadlineExceeded', message),
-      c('Progressing', 'False', 'ProgressDeadlineExceeded', message),
-      c('Degraded', 'True', 'ProgressDeadlineExceeded', message),
+      c('Ready', 'False', failureReason, message),
+      c('Progressing', 'False', failureReason, message),
+      c('Degraded', 'True', failureReason, message),
     ];
   if (status === 'SKIPPED')
     return [
@@ -59,6 +63,7 @@ export function deploymentConditions(
   databaseReady: boolean,
   latest: RevisionStatus,
   message: string,
+  failureReason?: string,
 ): ConditionInput[] {
   if (!databaseReady)
     return [
@@ -66,24 +71,40 @@ export function deploymentConditions(
       c('Progressing', 'True', 'AwaitingDatabase', message),
       c('Degraded', 'False', 'AwaitingDatabase', message),
     ];
-  return revisionConditions(latest, message);
+  return revisionConditions(latest, message, failureReason);
+}
+
+export interface RevisionOutcome {
+  status: RevisionStatus;
+  message: string;
+  /** The conditions' reason of a DEPLOY_FAILED revision. */
+  reason?: string;
 }
 
 /**
  * The revision status a rollout state means. DEPLOYED is kept once reached: a later pod
- * failure makes the workload less available, it does not undeploy the revision.
+ * failure makes the workload less available, it does not undeploy the revision. DEPLOY_FAILED
+ * is kept too (a crash-looping pod is briefly Running between its crashes) unless the rollout
+ * completes after all.
  */
 export function revisionOutcome(
   rollout: RolloutState,
   current: RevisionStatus | undefined,
-): { status: RevisionStatus; message: string } {
+  previous?: { message?: string; conditions?: { type: string; reason: string }[] },
+): RevisionOutcome {
   switch (rollout.phase) {
     case 'complete':
       return { status: 'DEPLOYED', message: rollout.message };
     case 'failed':
-      return { status: 'DEPLOY_FAILED', message: rollout.message };
+      return { status: 'DEPLOY_FAILED', message: rollout.message, reason: rollout.reason };
     case 'progressing':
       if (current === 'DEPLOYED') return { status: 'DEPLOYED', message: rollout.message };
+      if (current === 'DEPLOY_FAILED')
+        return {
+          status: 'DEPLOY_FAILED',
+          message: previous?.message ?? rollout.message,
+          reason: previous?.conditions?.find((c) => c.type === 'Ready')?.reason,
+        };
       return { status: 'DEPLOYING', message: rollout.message };
     case 'pending':
       return { status: 'DEPLOYING', message: 'Rollout starting' };

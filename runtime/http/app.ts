@@ -19,6 +19,7 @@ import { storeRoutes, type StoreService } from '../store/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
 import { webhookRoutes, type WebhookDeliveries } from '../webhooks/index.js';
 import { registerApiKeyAuth } from './auth.js';
+import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 import { registerCors } from './cors.js';
 import { declareHttpErrors } from './declared-errors.js';
 import { errorHandler, frameworkErrorHandler, notFoundHandler } from './errors.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: Registry;
   apiKeys: string[];
+  /** Keys of the deployment's workspace, checked with the control plane. */
+  keyVerifier?: ControlPlaneKeyVerifier;
   http: HttpSettings;
   info: MetaInfo;
   assistants: AssistantService;
@@ -81,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.responseLog) registerResponseLog(app, deps.responseLog, prefix);
   declareHttpErrors(app, prefix);
   await registerCors(app, deps.http.cors);
-  registerApiKeyAuth(app, deps.apiKeys, prefix);
+  registerApiKeyAuth(app, deps.apiKeys, prefix, deps.keyVerifier);
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);
   registerRequestLog(app, deps.logger, deps.http.logging_headers);

@@ -1,7 +1,9 @@
 // API key check: `X-Api-Key` (or `Authorization: Bearer <key>`) must match one configured key,
-// compared in constant time.
+// compared in constant time, or be a key the control plane accepts for this deployment's
+// workspace (key-verifier.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 
 export const OPEN_PATHS = new Set(['/ok']);
 
@@ -11,8 +13,9 @@ export function registerApiKeyAuth(
   app: FastifyInstance,
   keys: string[],
   mountPrefix: string,
+  verifier?: ControlPlaneKeyVerifier,
 ): void {
-  if (!keys.length) return;
+  if (!keys.length && !verifier) return;
   // Hashing first gives equal-length buffers, so timingSafeEqual never leaks a key's length.
   const digests = keys.map(digest);
   const open = new Set([...OPEN_PATHS].map((p) => `${mountPrefix}${p}`));
@@ -28,6 +31,11 @@ export function registerApiKeyAuth(
       let match = false;
       for (const d of digests) match = timingSafeEqual(d, candidate) || match;
       if (match) return;
+      const verdict = await verifier?.verify(presented);
+      if (verdict === 'valid') return;
+      // Neither yes nor no: the control plane is down and the key was not accepted lately.
+      if (verdict === 'unavailable')
+        return reply.code(503).send({ detail: 'API key cannot be verified right now; retry' });
     }
     return reply
       .code(401)

@@ -101,6 +101,7 @@ export const ChartValues = z.strictObject({
       retryPeriodSeconds: z.int().min(1),
     }),
     progressDeadlineSeconds: z.int().min(1),
+    controlPlaneUrl: z.union([z.literal(''), z.url()]),
     database: z
       .strictObject({
         adminUrl: z

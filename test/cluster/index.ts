@@ -65,6 +65,11 @@ export interface Cluster {
    */
   loadImage(archivePath: string): Promise<string[]>;
   /**
+   * Lets the real node's pods reach a server of the test on 127.0.0.1:`port`: a relay listening
+   * on the host end of the node's link only; resolves with the address pods use.
+   */
+  exposeToPods(port: number): Promise<{ host: string; port: number; close(): Promise<void> }>;
+  /**
    * `kubectl port-forward --address 127.0.0.1 <target> :<remotePort>` (target: pod/x, svc/y, ...):
    * resolves once it listens, with the local port; close() ends it (stop() ends any left open).
    */
@@ -324,6 +329,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       loadImage: (archivePath) => {
         if (!realNode) return Promise.reject(new Error('this cluster has no real node'));
         return realNode.loadImage(archivePath);
+      },
+      exposeToPods: (port) => {
+        if (!realNode) return Promise.reject(new Error('this cluster has no real node'));
+        return realNode.exposeToPods(port);
       },
       workDir: dir,
       pids: () => processes.filter((p) => p.running).map((p) => p.pid ?? 0),

@@ -105,6 +105,11 @@ export interface RealNode {
   processes: ClusterProcess[];
   /** Imports an OCI (or docker-save) image archive into the node's containerd; image names. */
   loadImage(archivePath: string): Promise<string[]>;
+  /**
+   * A relay on the host end of the node's link (a free port) to 127.0.0.1:`port`, so pods reach
+   * a server the test runs on the host (the control plane's api); closed by stop().
+   */
+  exposeToPods(port: number): Promise<{ host: string; port: number; close(): Promise<void> }>;
   /** Graceful stop of kube-proxy, kubelet and containerd, then node-cleanup.sh. */
   stop(): Promise<void>;
 }
@@ -124,9 +129,11 @@ export async function startRealNode(o: {
   const { plan } = o;
   const processes: ClusterProcess[] = [];
   let relay: ApiserverRelay | undefined;
+  const exposed = new Set<ApiserverRelay>();
   const stop = async (): Promise<void> => {
     for (const p of [...processes].reverse()) await p.stop(5_000);
     await relay?.close();
+    for (const r of exposed) await r.close();
     await cleanupNode(plan);
   };
   const ctr = (args: string[]): Promise<{ stdout: string }> =>
@@ -206,7 +213,19 @@ export async function startRealNode(o: {
       ]);
       return status === 'True';
     });
-    return { plan, processes, loadImage, stop };
+    const exposeToPods = async (port: number) => {
+      const r = await relayApiserver(plan.hostIp, port, 0);
+      exposed.add(r);
+      return {
+        host: plan.hostIp,
+        port: r.port,
+        close: () => {
+          exposed.delete(r);
+          return r.close();
+        },
+      };
+    };
+    return { plan, processes, loadImage, exposeToPods, stop };
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;
@@ -214,6 +233,7 @@ export async function startRealNode(o: {
 }
 
 interface ApiserverRelay {
+  port: number;
   close(): Promise<void>;
 }
 
@@ -222,7 +242,11 @@ interface ApiserverRelay {
  * their veth link (its advertised address) through this relay, which listens on that address
  * alone, so nothing outside the node's namespace can reach it.
  */
-async function relayApiserver(hostIp: string, port: number): Promise<ApiserverRelay> {
+async function relayApiserver(
+  hostIp: string,
+  port: number,
+  listenPort = port,
+): Promise<ApiserverRelay> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -241,9 +265,10 @@ async function relayApiserver(hostIp: string, port: number): Promise<ApiserverRe
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, hostIp, resolve);
+    server.listen(listenPort, hostIp, resolve);
   });
   return {
+    port: (server.address() as { port: number }).port,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

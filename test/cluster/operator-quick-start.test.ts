@@ -97,7 +97,7 @@ describe('quick start', () => {
     expect(workload.spec.replicas).toBe(2);
     expect(workload.status.availableReplicas).toBe(2);
     expect(container.image).toBe('registry.local/agent:1');
-    expect(container.readinessProbe.httpGet.path).toBe('/ok');
+    expect(container.readinessProbe.httpGet.path).toBe('/ok?check_db=1');
     expect(container.livenessProbe.httpGet.path).toBe('/ok');
     expect(container.resources.requests).toEqual({ cpu: '500m', memory: '256Mi' });
     expect(workload.metadata.ownerReferences).toEqual([

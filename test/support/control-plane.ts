@@ -18,7 +18,7 @@ import {
   TenancyStore,
 } from '../../api/index.js';
 import { installCrds } from '../cluster/crds.js';
-import { startCluster, type Cluster } from '../cluster/index.js';
+import { startCluster, type Cluster, type ClusterOptions } from '../cluster/index.js';
 import { startServer, type RunningServer } from './server.js';
 
 export const BOOTSTRAP_KEY = 'gdk_bootstrap_key_for_tests_0123456789';
@@ -65,7 +65,9 @@ export interface ControlPlaneFixture {
   pgUrl: string;
 }
 
-export function useControlPlane(options: { namespaces?: string[] } = {}): ControlPlaneFixture {
+export function useControlPlane(
+  options: { namespaces?: string[]; cluster?: ClusterOptions } = {},
+): ControlPlaneFixture {
   const fixture = {} as ControlPlaneFixture;
   let postgres: PostgresServer | undefined;
   let pool: Pool | undefined;
@@ -73,7 +75,7 @@ export function useControlPlane(options: { namespaces?: string[] } = {}): Contro
   beforeAll(async () => {
     pgDir = mkdtempSync(join(tmpdir(), 'graphdock-cp-pg-'));
     const [cluster, pg] = await Promise.all([
-      startCluster({ nodes: 1 }),
+      startCluster(options.cluster ?? { nodes: 1 }),
       startPostgresServer({ dataDir: join(pgDir, 'data'), ephemeral: true }),
     ]);
     fixture.cluster = cluster;

@@ -1,6 +1,6 @@
 // Pure parts of the operator: the work queue's guarantees, reading a rollout, and what an
 // AgentDeployment becomes.
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { revisionOutcome, rolloutState, WorkQueue } from '../../operator/index.js';
 import { children, mergeConditions, sameStatus } from '../../operator/reconcile/index.js';
@@ -99,8 +99,78 @@ describe('rolloutState', () => {
     );
     expect(state).toEqual({
       phase: 'failed',
+      reason: 'ProgressDeadlineExceeded',
       message: expect.stringContaining('progress deadline (5 s)') as string,
     });
+  });
+
+  const pod = (revision: string, status: V1Pod['status']): V1Pod => ({
+    metadata: { name: 'p1', annotations: { 'graphdock.dev/revision-id': revision } },
+    status,
+  });
+  const waiting = (reason: string, restartCount = 0, message = 'detail') => ({
+    containerStatuses: [
+      {
+        name: 'api-server',
+        image: 'img:2',
+        imageID: '',
+        ready: false,
+        restartCount,
+        state: { waiting: { reason, message } },
+        lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+      },
+    ],
+  });
+
+  it("fails at once on the new revision's image pull back-off, before any deadline", () => {
+    const rolling = deployment({ updatedReplicas: 1, availableReplicas: 1 });
+    const state = rolloutState(rolling, 'r1', [pod('r1', waiting('ImagePullBackOff'))]);
+    expect(state).toMatchObject({ phase: 'failed', reason: 'ImagePullBackOff' });
+    expect((state as { message: string }).message).toContain('img:2');
+    // As seen on a real node: the new pod counts as updated, the old one is the available one.
+    const surge = deployment({ replicas: 2, updatedReplicas: 1, availableReplicas: 1 });
+    const withOne = { ...surge, spec: { ...surge.spec!, replicas: 1 } };
+    expect(rolloutState(withOne, 'r1', [pod('r1', waiting('ImagePullBackOff'))])).toMatchObject({
+      phase: 'failed',
+      reason: 'ImagePullBackOff',
+    });
+    // An old revision's pods, or a first pull still being tried, are not failures.
+    expect(rolloutState(rolling, 'r1', [pod('r0', waiting('ImagePullBackOff'))]).phase).toBe(
+      'progressing',
+    );
+    expect(rolloutState(rolling, 'r1', [pod('r1', waiting('ErrImagePull'))]).phase).toBe(
+      'progressing',
+    );
+  });
+
+  it('fails on a crash loop once the container was restarted', () => {
+    const rolling = deployment({ updatedReplicas: 1, availableReplicas: 1 });
+    expect(rolloutState(rolling, 'r1', [pod('r1', waiting('CrashLoopBackOff', 0))]).phase).toBe(
+      'progressing',
+    );
+    const state = rolloutState(rolling, 'r1', [pod('r1', waiting('CrashLoopBackOff', 1))]);
+    expect(state).toMatchObject({ phase: 'failed', reason: 'CrashLoopBackOff' });
+    expect((state as { message: string }).message).toContain('last exit code 1');
+    // A complete rollout is not undone by a pod's later trouble.
+    expect(
+      rolloutState(deployment(), 'r1', [pod('r1', waiting('CrashLoopBackOff', 5))]).phase,
+    ).toBe('complete');
+  });
+
+  it('DEPLOY_FAILED stays (with its reason) while a crash-looping pod is briefly up', () => {
+    const progressing = { phase: 'progressing' as const, message: '1 of 2' };
+    const failed = {
+      message: 'CrashLoopBackOff (pod p1): restarted 2 times',
+      conditions: [{ type: 'Ready', reason: 'CrashLoopBackOff' }],
+    };
+    expect(revisionOutcome(progressing, 'DEPLOY_FAILED', failed)).toEqual({
+      status: 'DEPLOY_FAILED',
+      message: failed.message,
+      reason: 'CrashLoopBackOff',
+    });
+    expect(revisionOutcome({ phase: 'complete', message: 'ok' }, 'DEPLOY_FAILED').status).toBe(
+      'DEPLOYED',
+    );
   });
 
   it('a DEPLOYED revision stays DEPLOYED when replicas later become unavailable', () => {
@@ -187,7 +257,25 @@ describe('children', () => {
     expect(pod.spec?.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     expect(pod.spec?.volumes).toEqual([{ name: 'data', emptyDir: {} }]);
     expect(container.volumeMounts).toEqual([{ name: 'data', mountPath: '/data' }]);
-    expect(container.readinessProbe?.httpGet?.path).toBe('/ok');
+    // Ready means serving: the readiness route checks the database; liveness does not.
+    expect(container.readinessProbe?.httpGet?.path).toBe('/ok?check_db=1');
+    expect(container.livenessProbe?.httpGet?.path).toBe('/ok');
+    expect(w.spec?.strategy?.rollingUpdate?.maxUnavailable).toBe(0);
+    // Key checks go to the control plane; without one the runtime must refuse to start.
+    expect(container.env).toEqual([
+      { name: 'PORT', value: '8000' },
+      { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
+    ]);
+    const wired = children.workload(agentDeployment, revision({}), {
+      progressDeadlineSeconds: 60,
+      controlPlaneUrl: 'http://api.graphdock:8080',
+    });
+    expect(wired.spec!.template.spec!.containers[0]!.env).toEqual([
+      { name: 'PORT', value: '8000' },
+      { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
+      { name: 'GRAPHDOCK_CONTROL_PLANE_URL', value: 'http://api.graphdock:8080' },
+      { name: 'GRAPHDOCK_WORKSPACE_ID', value: agentDeployment.spec.workspace_id },
+    ]);
     expect(w.metadata?.name).toBe(`gd-${agentDeployment.metadata.name}`);
   });
 });
