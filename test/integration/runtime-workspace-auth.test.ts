@@ -105,6 +105,8 @@ describe('a runtime wired to the control plane', () => {
       body: '{}',
     });
     expect(bearer.status).toBe(200);
+    // Accepted because the control plane vouches for them, not because anything goes.
+    expect(await status(randomKey)).toBe(401);
   });
 
   it("refuses another workspace's key, a random key and no key with 401", async () => {
@@ -142,6 +144,7 @@ describe('a runtime wired to the control plane', () => {
   }, 40_000);
 
   it('never writes a key to its logs, nor does the api', () => {
+    expect(runtime.output()).toContain('API keys are checked with the control plane');
     for (const key of [BOOTSTRAP_KEY, secondKey, otherWorkspaceKey, randomKey]) {
       expect(runtime.output()).not.toContain(key);
       expect(api.output()).not.toContain(key);
@@ -166,6 +169,8 @@ describe('a runtime wired to the control plane', () => {
     try {
       expect(await status(undefined, open)).toBe(200);
       expect(await status(randomKey, open)).toBe(200);
+      // The same settings without the opt-out refuse it.
+      expect(await status(randomKey)).toBe(401);
     } finally {
       await open.stop();
     }
