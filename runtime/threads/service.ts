@@ -275,11 +275,19 @@ export class ThreadService {
     return this.deps.checkpoints.hasRun(threadId, runId, this.deps.pool);
   }
 
-  /** Deletes the checkpoints a rolled-back run wrote. */
-  discardRun(threadId: string, runId: string): Promise<void> {
-    return withTransaction(this.deps.pool, (db) =>
-      this.deps.checkpoints.deleteRun(threadId, runId, db),
-    );
+  /**
+   * Deletes the checkpoints a rolled-back run wrote; `first` runs first in the same transaction
+   * (the run's lease check: a run taken over must not delete its successor's checkpoints).
+   */
+  discardRun(
+    threadId: string,
+    runId: string,
+    first?: (db: PoolClient) => Promise<unknown>,
+  ): Promise<void> {
+    return withTransaction(this.deps.pool, async (db) => {
+      await first?.(db);
+      await this.deps.checkpoints.deleteRun(threadId, runId, db);
+    });
   }
 
   /**

@@ -286,7 +286,7 @@ export class ThreadStore {
     state: ThreadStateColumns,
   ): EmbeddedStatement {
     return {
-      sql: (first) => settleSql(first, true),
+      sql: (first, onlyIf) => settleSql(first, true, onlyIf),
       values: [threadId, settled, null, runId, ...stateParams(state)],
     };
   }
@@ -324,7 +324,8 @@ export class ThreadStore {
   /** `deleteMany` of one thread as a statement for another store to embed. */
   deleteStatement(threadId: string): EmbeddedStatement {
     return {
-      sql: (first) => `DELETE FROM threads WHERE thread_id = $${first}`,
+      sql: (first, onlyIf) =>
+        `DELETE FROM threads WHERE thread_id = $${first}${onlyIf ? ` AND ${onlyIf}` : ''}`,
       values: [threadId],
     };
   }
@@ -470,7 +471,8 @@ function insertParams(
  * leave out of the runs the thread waits on (or null), then with `withState` the four of
  * `stateParams`.
  */
-function settleSql(first: number, withState: boolean): string {
+/** With `onlyIf` (a condition of the embedding statement), the thread is left as it is unless it holds. */
+function settleSql(first: number, withState: boolean, onlyIf?: string): string {
   const [thread, status, error, run] = [0, 1, 2, 3].map((i) => `$${first + i}`);
   const [values, interrupts, cache, cacheKey] = [4, 5, 6, 7].map((i) => `$${first + i}`);
   const setState = withState
@@ -482,7 +484,7 @@ function settleSql(first: number, withState: boolean): string {
                       AND status IN ('pending', 'running') AND run_id IS DISTINCT FROM ${run})
                THEN 'busy' ELSE ${status} END,
       error = ${error}, updated_at = now()
-    WHERE thread_id = ${thread}
+    WHERE thread_id = ${thread}${onlyIf ? ` AND ${onlyIf}` : ''}
     RETURNING EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread} AND status = 'pending') AS runs_pending`;
 }
 
