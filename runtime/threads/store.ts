@@ -313,9 +313,18 @@ export class ThreadStore {
     return { runsPending: rows[0]?.runs_pending ?? false };
   }
 
+  /**
+   * Deletes threads (their runs go with them, by cascade). Their runs' rows are locked first, in
+   * the order every run's own writes take them (run, then thread): deleting the thread first
+   * deadlocked with an executing run that was settling it.
+   */
   async deleteMany(threadIds: string[], db: Queryable = this.pool): Promise<string[]> {
     const { rows } = await db.query<{ thread_id: string }>(
-      'DELETE FROM threads WHERE thread_id = ANY($1::uuid[]) RETURNING thread_id',
+      `WITH runs_first AS (
+         SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE thread_id = ANY($1::uuid[])
+           ORDER BY run_id FOR UPDATE) AS locked)
+       DELETE FROM threads WHERE thread_id = ANY($1::uuid[]) AND (SELECT n FROM runs_first) >= 0
+       RETURNING thread_id`,
       [threadIds],
     );
     return rows.map((r) => r.thread_id);
