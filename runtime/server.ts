@@ -284,6 +284,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await cronScheduler.stop();
         stopSweepers();
         await worker.stop(runSettings.shutdownGraceMs);
+        // Runs still here were handed back: their streams end, to be resumed elsewhere.
+        runEvents.close();
         await app.close();
         await webhooks.stop(5_000);
         await notifier.stop();

@@ -25,3 +25,11 @@ export {
   type PostgresServer,
   type PostgresServerOptions,
 } from './postgres-server.js';
+export {
+  LEASE_HELD,
+  LeaseLostError,
+  fencedStatement,
+  isLeaseLost,
+  leaseLost,
+  type RunFence,
+} from './fence.js';

@@ -11,10 +11,12 @@ export class SqlParams {
 
 /**
  * SQL one store hands another to run inside its own statement (as a CTE): `sql(first)` numbers
- * its parameters from `$first`, in the order of `values`.
+ * its parameters from `$first`, in the order of `values`. A statement that a run's fenced write
+ * embeds honours `onlyIf` (a condition of the embedding statement): it writes nothing unless
+ * that holds.
  */
 export interface EmbeddedStatement {
-  sql: (first: number) => string;
+  sql: (first: number, onlyIf?: string) => string;
   values: unknown[];
 }
 

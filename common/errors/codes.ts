@@ -7,6 +7,7 @@ export const ErrorCodes = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   INTERNAL: 500,
+  UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -29,6 +29,7 @@ export class AppError extends Error {
 export const notFound = (detail: string) => new AppError('NOT_FOUND', detail);
 export const conflict = (detail: string) => new AppError('CONFLICT', detail);
 export const badRequest = (detail: string) => new AppError('BAD_REQUEST', detail);
+export const unavailable = (detail: string) => new AppError('UNAVAILABLE', detail);
 export const invalid = (loc: (string | number)[], msg: string, type = 'value_error') =>
   new AppError('VALIDATION', [{ loc, msg, type }]);
 

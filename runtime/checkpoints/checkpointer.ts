@@ -8,7 +8,8 @@
 // - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts);
 // - checkpoints holding chat messages are read back by a faster reviver (serde.ts);
 // - while a run defers its thread's writes (`defer`, deferred.ts) they are collected, not sent;
-// - a run's first read may have been made already, by the statement that started it (prefetch.ts).
+// - a run's first read may have been made already, by the statement that started it (prefetch.ts);
+// - a run's writes are fenced by its lease (RUN_FENCE_KEY): a worker that lost it writes nothing.
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type {
   ChannelVersions,
@@ -17,9 +18,15 @@ import type {
   PendingWrite,
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import { jsonb, type Pool } from '../../common/db/index.js';
+import {
+  jsonb,
+  leaseLost,
+  fencedStatement,
+  type Pool,
+  type RunFence,
+} from '../../common/db/index.js';
 import { randomHex } from '../../common/ids/index.js';
-import { CheckpointDeferral } from './deferred.js';
+import { CheckpointDeferral, asOneStatement } from './deferred.js';
 import {
   PREFETCHED_CHECKPOINT_KEY,
   type LatestCheckpointRow,
@@ -36,6 +43,16 @@ export const CHECKPOINT_METADATA_KEY = '__graphdock_checkpoint_metadata';
 export const FRESH_THREAD_KEY = '__graphdock_fresh_thread';
 /** Configurable key of a run whose checkpoint writes are deferred: its CheckpointDeferral. */
 export const DEFERRED_WRITES_KEY = '__graphdock_deferred_writes';
+
+/**
+ * Configurable key of a run's lease (a RunFence): its checkpoint writes are written only while
+ * it holds, and throw LeaseLostError once another worker took the run over.
+ */
+export const RUN_FENCE_KEY = '__graphdock_run_fence';
+
+function fenceOf(config: RunnableConfig): RunFence | undefined {
+  return config.configurable?.[RUN_FENCE_KEY] as RunFence | undefined;
+}
 
 /** The deferral a write's config carries, while it takes writes. */
 function deferralOf(config: RunnableConfig): CheckpointDeferral | undefined {
@@ -73,15 +90,27 @@ export class GraphdockCheckpointer extends PostgresSaver {
    * `sync`, which otherwise waits for each step's checkpoint. Other writers of the thread (a
    * state update through the API) are not deferred.
    */
-  defer(threadId: string, maxDelayMs: number): CheckpointDeferral {
+  defer(threadId: string, maxDelayMs: number, fence?: RunFence): CheckpointDeferral {
     return new CheckpointDeferral(
-      (statement) =>
+      (inserts) =>
         this.trackThread(
           threadId,
-          this.db.query(statement).then(() => undefined),
+          this.fencedQuery(
+            fence ? fencedStatement(fence, inserts) : asOneStatement(inserts),
+            fence,
+          ),
         ),
       maxDelayMs,
     );
+  }
+
+  /** Runs a write; one with a fence whose lease is gone wrote nothing, and throws. */
+  private async fencedQuery(
+    statement: { text: string; values: unknown[] },
+    fence: RunFence | undefined,
+  ): Promise<void> {
+    const { rows } = await this.db.query<{ held?: boolean }>(statement);
+    if (fence && !rows[0]?.held) throw leaseLost(fence);
   }
 
   private track<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
@@ -133,8 +162,9 @@ export class GraphdockCheckpointer extends PostgresSaver {
     // Looked up once the rows are made: a deferral that ended meanwhile no longer takes them.
     const deferral = deferralOf(config);
     if (deferral) return deferral.add((pending) => pending.addWrites(rows, channels));
-    const statement = putWritesStatement(rows, channels);
-    if (statement) await this.db.query(statement);
+    const fence = fenceOf(config);
+    const statement = putWritesStatement(rows, channels, fence);
+    if (statement) await this.fencedQuery(statement, fence);
   }
 
   override async getTuple(config: RunnableConfig): ReturnType<PostgresSaver['getTuple']> {
@@ -238,7 +268,10 @@ export class GraphdockCheckpointer extends PostgresSaver {
     ];
     const deferral = deferralOf(config);
     if (deferral) deferral.add((pending) => pending.addCheckpoint(row, blobs));
-    else await this.db.query(putCheckpointStatement(row, blobs));
+    else {
+      const fence = fenceOf(config);
+      await this.fencedQuery(putCheckpointStatement(row, blobs, fence), fence);
+    }
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 }

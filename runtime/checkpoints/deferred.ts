@@ -86,8 +86,9 @@ export class CheckpointDeferral {
   private failure: { error: unknown } | undefined;
   private ended = false;
 
+  /** `write`: sends inserts as one statement (fenced by the run's lease, see the checkpointer). */
   constructor(
-    private readonly write: (statement: { text: string; values: unknown[] }) => Promise<void>,
+    private readonly write: (inserts: EmbeddedStatement[]) => Promise<void>,
     private readonly maxDelayMs: number,
   ) {}
 
@@ -113,11 +114,11 @@ export class CheckpointDeferral {
   flush(): Promise<void> {
     this.clearTimer();
     if (this.pending.size > 0) {
-      const statement = asOneStatement(this.pending.take());
+      const inserts = this.pending.take();
       this.flushed = this.flushed.then(async () => {
         if (this.failure) return;
         try {
-          await this.write(statement);
+          await this.write(inserts);
         } catch (error) {
           this.failure = { error };
         }

@@ -3,6 +3,7 @@ export {
   CHECKPOINT_METADATA_KEY,
   FRESH_THREAD_KEY,
   DEFERRED_WRITES_KEY,
+  RUN_FENCE_KEY,
   nextChannelVersion,
 } from './checkpointer.js';
 export { CheckpointStore } from './store.js';

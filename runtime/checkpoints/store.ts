@@ -23,7 +23,8 @@ export class CheckpointStore {
    */
   deleteThreadStatements(threadId: string): EmbeddedStatement[] {
     return THREAD_TABLES.map((table) => ({
-      sql: (first) => `DELETE FROM ${table} WHERE thread_id = $${first}::text`,
+      sql: (first, onlyIf) =>
+        `DELETE FROM ${table} WHERE thread_id = $${first}::text${onlyIf ? ` AND ${onlyIf}` : ''}`,
       values: [threadId],
     }));
   }

@@ -3,7 +3,7 @@
 // checkpoint and a set of task writes per step, so those round trips were most of a short run's
 // time in the database. A single statement is atomic on its own, so nothing is given up.
 import { WRITES_IDX_MAP } from '@langchain/langgraph-checkpoint';
-import type { EmbeddedStatement } from '../../common/db/index.js';
+import { fencedStatement, type EmbeddedStatement, type RunFence } from '../../common/db/index.js';
 
 export interface Statement {
   text: string;
@@ -15,6 +15,20 @@ function valuesList(rows: number, width: number, first: number): string {
   const tuples: string[] = [];
   for (let row = 0; row < rows; row++) {
     const params = Array.from({ length: width }, (_, col) => `$${first + row * width + col}`);
+    tuples.push(`(${params.join(', ')})`);
+  }
+  return tuples.join(', ');
+}
+
+/**
+ * `valuesList` with each parameter cast to its column's type: a VALUES list read by
+ * INSERT ... SELECT (a fenced write) would otherwise type them all text.
+ */
+function typedValuesList(rows: number, types: readonly string[], first: number): string {
+  const width = types.length;
+  const tuples: string[] = [];
+  for (let row = 0; row < rows; row++) {
+    const params = types.map((type, col) => `$${first + row * width + col}::${type}`);
     tuples.push(`(${params.join(', ')})`);
   }
   return tuples.join(', ');
@@ -34,17 +48,27 @@ const WRITE_KEY = 'ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id
 const REPLACE_WRITE = `${WRITE_KEY} DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`;
 const KEEP_WRITE = `${WRITE_KEY} DO NOTHING`;
 
+/** Column types, in the order of the columns above (the official saver's tables). */
+const CHECKPOINT_TYPES = ['text', 'text', 'text', 'text', 'jsonb', 'jsonb'];
+const BLOB_TYPES = ['text', 'text', 'text', 'text', 'text', 'bytea'];
+const WRITE_TYPES = ['text', 'text', 'text', 'text', 'integer', 'text', 'text', 'bytea'];
+
+/** Inserts `rows`; with `onlyIf` (a fenced write), only when that holds. */
 function rowsInsert(
   table: string,
   columns: string,
-  width: number,
+  types: readonly string[],
   rows: readonly (readonly unknown[])[],
   conflict: string,
 ): EmbeddedStatement | undefined {
   if (!rows.length) return undefined;
   return {
-    sql: (first) =>
-      `INSERT INTO ${table} (${columns}) VALUES ${valuesList(rows.length, width, first)} ${conflict}`,
+    sql: (first, onlyIf) =>
+      onlyIf
+        ? `INSERT INTO ${table} (${columns})
+           SELECT * FROM (VALUES ${typedValuesList(rows.length, types, first)}) AS v
+           WHERE ${onlyIf} ${conflict}`
+        : `INSERT INTO ${table} (${columns}) VALUES ${valuesList(rows.length, types.length, first)} ${conflict}`,
     values: rows.flat(),
   };
 }
@@ -60,30 +84,35 @@ export function collectedInserts(
   writes: readonly { row: readonly unknown[]; replace: boolean }[],
 ): EmbeddedStatement[] {
   return [
-    rowsInsert('checkpoint_blobs', BLOB_COLUMNS, 6, blobs, KEEP_BLOB),
-    rowsInsert('checkpoints', CHECKPOINT_COLUMNS, 6, checkpoints, UPSERT_CHECKPOINT),
+    rowsInsert('checkpoint_blobs', BLOB_COLUMNS, BLOB_TYPES, blobs, KEEP_BLOB),
+    rowsInsert('checkpoints', CHECKPOINT_COLUMNS, CHECKPOINT_TYPES, checkpoints, UPSERT_CHECKPOINT),
     rowsInsert(
       'checkpoint_writes',
       WRITE_COLUMNS,
-      8,
+      WRITE_TYPES,
       writes.filter((w) => !w.replace).map((w) => w.row),
       KEEP_WRITE,
     ),
     rowsInsert(
       'checkpoint_writes',
       WRITE_COLUMNS,
-      8,
+      WRITE_TYPES,
       writes.filter((w) => w.replace).map((w) => w.row),
       REPLACE_WRITE,
     ),
   ].filter((insert): insert is EmbeddedStatement => insert !== undefined);
 }
 
-/** A checkpoint and the blobs of the channels it changed. */
+/**
+ * A checkpoint and the blobs of the channels it changed. With `fence` (a run's write), written
+ * only while the run's lease holds; the statement's row says whether it did (`held`).
+ */
 export function putCheckpointStatement(
   checkpoint: readonly unknown[],
   blobs: readonly (readonly unknown[])[],
+  fence?: RunFence,
 ): Statement {
+  if (fence) return fencedStatement(fence, collectedInserts([checkpoint], blobs, []));
   const upsertCheckpoint = `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS})
     VALUES ${valuesList(1, 6, 1)}
     ${UPSERT_CHECKPOINT}`;
@@ -113,6 +142,7 @@ export const replacesWrites = (channels: readonly string[]) =>
 export function putWritesStatement(
   rows: readonly (readonly unknown[])[],
   channels: readonly string[],
+  fence?: RunFence,
 ): Statement | undefined {
   const replace = replacesWrites(channels);
   const byKey = new Map<string, readonly unknown[]>();
@@ -122,6 +152,15 @@ export function putWritesStatement(
   }
   const unique = [...byKey.values()];
   if (!unique.length) return undefined;
+  if (fence)
+    return fencedStatement(
+      fence,
+      collectedInserts(
+        [],
+        [],
+        unique.map((row) => ({ row, replace })),
+      ),
+    );
   return {
     text: `INSERT INTO checkpoint_writes (${WRITE_COLUMNS})
       VALUES ${valuesList(unique.length, 8, 1)}

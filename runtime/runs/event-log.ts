@@ -3,7 +3,7 @@
 // Readers in the process that executes the run get new events handed over in memory once they
 // are durable; readers elsewhere are woken by NOTIFY and read them from the table.
 import { EventEmitter } from 'node:events';
-import { encodeData, type RunEvent, type RunStore } from './store.js';
+import { encodeData, type RunEvent, type RunFencing, type RunStore } from './store.js';
 import { CHANNELS, type Channel, type Notifier } from './notifier.js';
 
 /** Marks the end of a run's events; never sent to clients. */
@@ -16,6 +16,12 @@ const IDLE_MS = 5000;
  * from the table later, a page at a time: a reader that stops reading holds no more than this.
  */
 const MAX_QUEUED = { events: 1000, chars: 1024 * 1024 };
+/**
+ * Events handed to readers live (see `startedHere`) stay within this many ids of the durable
+ * log; a retry numbers its events from this far past the log (see `retrySeq`), so no id a reader
+ * was handed live by an attempt that died is ever given to another event.
+ */
+export const LIVE_AHEAD = 1000;
 /** A run's log is kept in memory (see `startedHere`) up to this much, then read back. */
 const MAX_KEPT = { events: 1000, chars: 4 * 1024 * 1024 };
 
@@ -40,11 +46,27 @@ export class RunEventLog {
    */
   private readonly kept = new Map<string, { events: RunEvent[]; chars: number }>();
 
+  /** Aborted by `close`: every reader ends (the process is stopping). */
+  private readonly closing = new AbortController();
+
   constructor(
     private readonly store: RunStore,
     private readonly notifier: Notifier,
   ) {
     this.local.setMaxListeners(0);
+  }
+
+  /**
+   * Ends every reader, as a run's events may go on elsewhere (a run handed back at shutdown):
+   * streams end cleanly, for their clients to resume on another replica with Last-Event-ID.
+   */
+  close(): void {
+    this.closing.abort();
+  }
+
+  /** Whether `close` ended the readers. */
+  get closed(): boolean {
+    return this.closing.signal.aborted;
   }
 
   /**
@@ -59,23 +81,45 @@ export class RunEventLog {
    */
   private readonly liveUpTo = new Map<string, number>();
 
-  /** A writer for one run's events: numbers them and flushes in small batches. */
-  writer(runId: string, firstSeq = 0): RunEventWriter {
-    return new RunEventWriter(runId, firstSeq, this, this.batchMs.get(runId) ?? 0);
+  /** Last durable event of each run read live here (see `pushedLive`). */
+  private readonly durableUpTo = new Map<string, number>();
+
+  /**
+   * A writer for one run's events: numbers them and flushes in small batches. With `lease` (the
+   * run's executor), its writes are fenced by the run's lease.
+   */
+  writer(runId: string, firstSeq = 0, lease?: RunFencing): RunEventWriter {
+    return new RunEventWriter(runId, firstSeq, this, this.batchMs.get(runId) ?? 0, lease);
   }
 
   /** Hands an event to local readers before it is durable, if its run is read live here. */
   pushedLive(runId: string, event: RunEvent): void {
-    if (this.liveUpTo.has(runId) && event.event !== END_EVENT) this.deliver(runId, [event]);
+    const upTo = this.liveUpTo.get(runId);
+    if (upTo === undefined || event.event === END_EVENT) return;
+    // In order, and not too far ahead of the log: the rest reach readers once durable.
+    const durable = this.durableUpTo.get(runId) ?? upTo;
+    if (event.seq !== upTo + 1 || event.seq > durable + LIVE_AHEAD) return;
+    this.deliver(runId, [event]);
   }
 
   /** Makes a batch durable, wakes other replicas (same statement), then local readers. */
-  async append(runId: string, batch: RunEvent[]): Promise<void> {
-    await this.store.appendEvents(runId, batch, {
-      channel: CHANNELS.events,
-      payload: this.notifier.remotePayload(runId),
-    });
+  async append(runId: string, batch: RunEvent[], lease?: RunFencing): Promise<void> {
+    await this.store.appendEvents(
+      runId,
+      batch,
+      { channel: CHANNELS.events, payload: this.notifier.remotePayload(runId) },
+      lease,
+    );
+    if (this.liveUpTo.has(runId) && batch.length) this.durableUpTo.set(runId, batch.at(-1)!.seq);
     this.deliver(runId, batch);
+  }
+
+  /**
+   * The first sequence number of a retried run's events: past its log and past any id an
+   * earlier attempt may have handed to readers live before it was durable (`LIVE_AHEAD`).
+   */
+  async retrySeq(runId: string): Promise<number> {
+    return (await this.store.lastSeq(runId)) + 1 + LIVE_AHEAD;
   }
 
   /**
@@ -92,7 +136,10 @@ export class RunEventLog {
     if (options.batchMs) this.batchMs.set(runId, options.batchMs);
     // `live`: a stream nobody may resume reaches its local readers as it is produced; its log
     // is still written, in batches, and the end marker only once the run's status is final.
-    if (options.live) this.liveUpTo.set(runId, opening.at(-1)?.seq ?? -1);
+    if (options.live) {
+      this.liveUpTo.set(runId, opening.at(-1)?.seq ?? -1);
+      this.durableUpTo.set(runId, opening.at(-1)?.seq ?? -1);
+    }
   }
 
   /** Stops keeping a run's log (its execution here is over). */
@@ -100,6 +147,7 @@ export class RunEventLog {
     this.kept.delete(runId);
     this.batchMs.delete(runId);
     this.liveUpTo.delete(runId);
+    this.durableUpTo.delete(runId);
   }
 
   private deliver(runId: string, delivered: RunEvent[]): void {
@@ -199,9 +247,10 @@ export class RunEventLog {
     const onAbort = () => wake?.();
     this.local.on(runId, onLocal);
     signal?.addEventListener('abort', onAbort);
+    this.closing.signal.addEventListener('abort', onAbort);
     try {
       let idleMs = FIRST_IDLE_MS;
-      while (!signal?.aborted) {
+      while (!signal?.aborted && !this.closed) {
         queued = queued.filter((e) => e.seq > seq);
         queuedChars = charsOf(queued);
         let batch: RunEvent[] = [];
@@ -259,6 +308,7 @@ export class RunEventLog {
       this.local.off(runId, onLocal);
       offRemote();
       signal?.removeEventListener('abort', onAbort);
+      this.closing.signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -277,12 +327,15 @@ export class RunEventWriter {
   private pending: RunEvent[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  /** A batch that could not be written: later ones are not tried, and every flush says why. */
+  private failure: { error: unknown } | undefined;
 
   constructor(
     private readonly runId: string,
     private seq: number,
     private readonly log: RunEventLog,
     private readonly batchMs = 0,
+    private readonly lease?: RunFencing,
   ) {}
 
   push(event: string, data: unknown): void {
@@ -291,7 +344,8 @@ export class RunEventWriter {
     this.pending.push(pushed);
     this.log.pushedLive(this.runId, pushed);
     // Events produced in one tick (or within `batchMs`) share one INSERT and one NOTIFY.
-    this.timer ??= setTimeout(() => void this.flush(), this.batchMs);
+    // A failure is kept for the next flush the run awaits; a timer's flush has nobody to tell.
+    this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.batchMs);
   }
 
   /** Writes what is buffered; resolves once it is durable and readers were woken. */
@@ -301,9 +355,18 @@ export class RunEventWriter {
     const batch = this.pending;
     this.pending = [];
     this.flushing = this.flushing.then(async () => {
-      if (batch.length) await this.log.append(this.runId, batch);
+      if (!batch.length || this.failure) return;
+      try {
+        await this.log.append(this.runId, batch, this.lease);
+      } catch (error) {
+        this.failure = { error };
+      }
     });
-    return this.flushing;
+    return this.flushing.then(() => this.throwIfFailed());
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure.error;
   }
 
   async end(): Promise<void> {
@@ -319,6 +382,7 @@ export class RunEventWriter {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.flushing;
+    this.throwIfFailed();
     const batch = [...this.pending, { seq: this.seq++, event: END_EVENT, data: null }];
     this.pending = [];
     return batch;

@@ -1,7 +1,12 @@
 // Executes one claimed run: builds the graph's config from the assistant and the run, streams
 // the graph, writes every requested event to the run's log, then settles run and thread.
 import { Command } from '@langchain/langgraph';
-import type { EmbeddedStatement } from '../../common/db/index.js';
+import {
+  LeaseLostError,
+  isLeaseLost,
+  type EmbeddedStatement,
+  type RunFence,
+} from '../../common/db/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import {
@@ -9,6 +14,7 @@ import {
   DEFERRED_WRITES_KEY,
   FRESH_THREAD_KEY,
   PREFETCHED_CHECKPOINT_KEY,
+  RUN_FENCE_KEY,
   type CheckpointDeferral,
 } from '../checkpoints/index.js';
 import { executionRuntime, type GraphRegistry } from '../graphs/index.js';
@@ -16,7 +22,7 @@ import type { ThreadService } from '../threads/index.js';
 import type { RunEventLog } from './event-log.js';
 import type { StreamMode } from './schemas.js';
 import { RunSignal } from './run-signal.js';
-import type { RunRow, RunStatus, RunStore } from './store.js';
+import type { RunFencing, RunRow, RunStatus, RunStore } from './store.js';
 import { StreamEventMapper, libraryModes, needsCallbackEvents } from './stream-mapper.js';
 
 export interface RunKwargs {
@@ -55,8 +61,8 @@ export const CHECKPOINT_DEFER_MS = 50;
 export interface RunCheckpoints {
   /** Waits for a thread's in-flight checkpoint writes. */
   idle(threadId: string): Promise<void>;
-  /** Collects a thread's checkpoint writes until the deferral ends. */
-  defer(threadId: string, maxDelayMs: number): CheckpointDeferral;
+  /** Collects a thread's checkpoint writes until the deferral ends; fenced by `fence`. */
+  defer(threadId: string, maxDelayMs: number, fence?: RunFence): CheckpointDeferral;
 }
 
 export interface ExecutorDeps {
@@ -76,6 +82,9 @@ function errorOf(err: unknown): { error: string; message: string } {
     return { error: err.name === 'Error' ? err.constructor.name : err.name, message: err.message };
   return { error: 'Error', message: String(err) };
 }
+
+/** The reason a run is aborted with when one of its writes found its lease taken over. */
+const LEASE_LOST = 'lease-lost';
 
 export class RunExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
@@ -107,13 +116,33 @@ export class RunExecutor {
     read?: Record<string, unknown>,
   ): Promise<boolean> {
     const kwargs = run.kwargs as unknown as RunKwargs;
+    const limits = new RunSignal(cancel, this.deps.timeoutMs);
+    // Every write of the run names its lease; the first one refused stops the graph at once.
+    const lease: RunFencing = {
+      runId: run.run_id,
+      workerId: run.worker_id ?? '',
+      attempt: run.attempt,
+      onLost: () => limits.abort(LEASE_LOST),
+    };
     const deferral =
       kwargs.durability === 'sync'
         ? undefined
-        : this.deps.checkpoints.defer(run.thread_id, CHECKPOINT_DEFER_MS);
-    const limits = new RunSignal(cancel, this.deps.timeoutMs);
+        : this.deps.checkpoints.defer(
+            run.thread_id,
+            CHECKPOINT_DEFER_MS,
+            this.deps.runs.leaseFence(lease),
+          );
     try {
-      return await this.executeRun(run, limits, deferral, read);
+      return await this.executeRun(run, limits, deferral, read, lease);
+    } catch (err) {
+      if (!isLeaseLost(err)) throw err;
+      // Its lease expired (this process was frozen, say) and another worker took the run over:
+      // that one's work stands, this one wrote nothing since.
+      this.deps.logger.warn(
+        { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt },
+        'run taken over by another worker after its lease expired: stopped, nothing written',
+      );
+      return false;
     } finally {
       limits.dispose();
       this.deps.events.forget(run.run_id);
@@ -127,15 +156,17 @@ export class RunExecutor {
     limits: RunSignal,
     deferral: CheckpointDeferral | undefined,
     read: Record<string, unknown> | undefined,
+    lease: RunFencing,
   ): Promise<boolean> {
     const { signal } = limits;
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
     const kwargs = run.kwargs as unknown as RunKwargs;
     // A first attempt's metadata event was written with the run; a retry continues after the
-    // events it already wrote, with a metadata event of its own.
+    // events it already wrote (and any id handed out live), with a metadata event of its own.
     const writer = this.deps.events.writer(
       run.run_id,
-      run.attempt > 1 ? (await this.deps.events.lastSeq(run.run_id)) + 1 : 1,
+      run.attempt > 1 ? await this.deps.events.retrySeq(run.run_id) : 1,
+      lease,
     );
     if (run.attempt > 1) writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
     let status: RunStatus = 'success';
@@ -158,6 +189,7 @@ export class RunExecutor {
           ? { [PREFETCHED_CHECKPOINT_KEY]: { unread: true, row: read } }
           : {}),
         ...(deferral ? { [DEFERRED_WRITES_KEY]: deferral } : {}),
+        [RUN_FENCE_KEY]: this.deps.runs.leaseFence(lease),
         [CHECKPOINT_METADATA_KEY]: {
           graph_id: assistant.graph_id,
           assistant_id: assistant.assistant_id,
@@ -223,12 +255,13 @@ export class RunExecutor {
       if (!kwargs.temporary) finalValues = mapper.finalValues();
     } catch (err) {
       const reason: unknown = signal.aborted ? signal.reason : undefined;
+      if (isLeaseLost(err) || reason === LEASE_LOST) throw new LeaseLostError(run.run_id);
       if (reason === 'shutdown') {
         // This process is stopping: hand the run back for another worker to continue.
         await this.deps.checkpoints.idle(run.thread_id);
         await deferral?.end().catch(() => undefined);
         await writer.flush();
-        await this.deps.runs.release(run.run_id);
+        await this.deps.runs.release(lease);
         return true;
       }
       if (reason === 'interrupt' || reason === 'rollback') {
@@ -262,6 +295,7 @@ export class RunExecutor {
       else if (completed && !kwargs.webhook) checkpointWrites = (await deferral?.take()) ?? [];
       else await deferral?.end();
     } catch (err) {
+      if (isLeaseLost(err)) throw err;
       // A deferred write failed: the run fails with it, as it would have at that step.
       failWith(err);
       finalValues = undefined;
@@ -271,12 +305,14 @@ export class RunExecutor {
       // checkpoints go first: while the run row still says running, no other run of the thread
       // can be claimed and start from them.
       await writer.flush();
-      await this.deps.threads.discardRun(run.thread_id, run.run_id);
-      await this.deps.runs.delete(run.run_id);
+      await this.deps.threads.discardRun(run.thread_id, run.run_id, (db) =>
+        this.deps.runs.holdLease(lease, db),
+      );
       const settled = await this.deps.threads.settleAfterRun(
         run.thread_id,
         assistant.graph_id,
         null,
+        (db) => this.deps.runs.deleteLeased(lease, db),
       );
       await writer.end();
       return settled.runsPending;
@@ -293,7 +329,7 @@ export class RunExecutor {
       // Without a webhook to queue, ending the run and deleting its thread is one statement.
       if (kwargs.webhook)
         await this.deps.threads.deleteAfterRun(run.thread_id, (db) =>
-          this.deps.runs.finish(run.run_id, status, error, db, finalEvents),
+          this.deps.runs.finish(run.run_id, status, error, db, finalEvents, lease),
         );
       else
         await this.deps.runs.finishDeleting(
@@ -302,6 +338,7 @@ export class RunExecutor {
           error,
           finalEvents,
           this.deps.threads.deleteAfterRunStatements(run.thread_id),
+          lease,
         );
       this.deps.events.publish(run.run_id, closing);
       log.debug({ status }, 'run finished');
@@ -317,12 +354,13 @@ export class RunExecutor {
           finalEvents,
           this.deps.threads.settleCompletedStatement(run.thread_id, run.run_id, finalValues),
           checkpointWrites,
+          lease,
         );
         this.deps.events.publish(run.run_id, closing);
         log.debug({ status }, 'run finished');
         return settled.runsPending;
       } catch (err) {
-        if (!checkpointWrites.length) throw err;
+        if (isLeaseLost(err) || !checkpointWrites.length) throw err;
         // Its last checkpoints could not be written: the run fails with that error, and the
         // thread settles on what is durable.
         writer.reopen(closing);
@@ -336,13 +374,14 @@ export class RunExecutor {
         run.thread_id,
         assistant.graph_id,
         error,
-        (db) => this.deps.runs.finish(run.run_id, status, error, db, finalEvents),
+        (db) => this.deps.runs.finish(run.run_id, status, error, db, finalEvents, lease),
         status === 'success' ? finalValues : undefined,
       );
       this.deps.events.publish(run.run_id, closing);
       log.debug({ status }, 'run finished');
       return settled.runsPending;
     } catch (err) {
+      if (isLeaseLost(err)) throw err;
       writer.reopen(closing);
       // The thread's state cannot be read back (e.g. a checkpointed write its reducers
       // reject): the run must still end, and the thread says why.
@@ -350,7 +389,7 @@ export class RunExecutor {
       const failure = error ?? errorOf(err);
       if (!error) writer.push('error', failure);
       const settled = await this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
-        this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db),
+        this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db, undefined, lease),
       );
       await writer.end();
       log.debug({ status }, 'run finished');

@@ -36,6 +36,10 @@ const stateless = { 200: json, ...errorResponses('NOT_FOUND', 'BAD_REQUEST') };
 const statelessStreaming = { 200: events, ...errorResponses('NOT_FOUND', 'BAD_REQUEST') };
 const found = { 200: json, ...errorResponses('NOT_FOUND') };
 const streamFound = { 200: events, ...errorResponses('NOT_FOUND') };
+// A wait for a run's end answers 503 when the server stops first (the run goes on elsewhere).
+const waited = { ...created, ...errorResponses('UNAVAILABLE') };
+const statelessWaited = { ...stateless, ...errorResponses('UNAVAILABLE') };
+const joined = { ...found, ...errorResponses('UNAVAILABLE') };
 /** The caller of wait and stream follows the run it creates, so it may start on this process. */
 const HERE = { startHere: true };
 /** The caller of wait sees only the run's end. */
@@ -95,7 +99,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.post(
       '/threads/:thread_id/runs/wait',
-      { schema: { tags, params: ThreadRunParams, body: RunCreate, response: created } },
+      { schema: { tags, params: ThreadRunParams, body: RunCreate, response: waited } },
       async (req, reply) =>
         wait(
           reply,
@@ -148,7 +152,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.get(
       '/threads/:thread_id/runs/:run_id/join',
-      { schema: { tags, params: RunParams, querystring: JoinQuery, response: found } },
+      { schema: { tags, params: RunParams, querystring: JoinQuery, response: joined } },
       async (req, reply) =>
         wait(reply, await service.get(req.params.thread_id, req.params.run_id), false),
     );
@@ -203,7 +207,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
           response: {
             202: none('Cancellation requested'),
             204: none('Cancelled, with `wait`'),
-            ...errorResponses('NOT_FOUND'),
+            ...errorResponses('NOT_FOUND', 'UNAVAILABLE'),
           },
         },
       },
@@ -260,7 +264,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.post(
       '/runs/wait',
-      { schema: { tags, body: RunCreate, response: stateless } },
+      { schema: { tags, body: RunCreate, response: statelessWaited } },
       async (req, reply) =>
         wait(
           reply,

@@ -27,6 +27,11 @@ export class RunSignal {
     return this.controller.signal;
   }
 
+  /** Stops the run from within (its lease was lost, say), with `reason`. */
+  abort(reason: unknown): void {
+    this.controller.abort(reason);
+  }
+
   /** Whether the run's time ran out (rather than being cancelled). */
   get timedOut(): boolean {
     return this.expired;

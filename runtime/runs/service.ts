@@ -8,7 +8,13 @@ import {
   type Pool,
   type PoolClient,
 } from '../../common/db/index.js';
-import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
+import {
+  AppError,
+  badRequest,
+  conflict,
+  notFound,
+  unavailable,
+} from '../../common/errors/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { headerSelector, type HeaderSelector } from './configurable-headers.js';
@@ -431,6 +437,9 @@ export class RunService {
       if (event.event === 'values') values = event.data;
       if (event.event === 'error') error = event.data;
     }
+    // The process is stopping and the run may go on elsewhere: its result is not known here.
+    if (this.deps.events.closed && (await this.deps.runs.isActive(run.run_id)))
+      throw unavailable('The server is shutting down; join the run again for its result');
     if (error !== undefined) return { __error__: error };
     if (values !== undefined) return values;
     const thread = await this.deps.threads.getRow(run.thread_id).catch(() => undefined);

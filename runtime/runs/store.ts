@@ -2,7 +2,9 @@
 import {
   encodeJsonText,
   jsonb,
+  leaseLost,
   withTransaction,
+  type RunFence,
   type ColumnRead,
   type EmbeddedRead,
   type EmbeddedStatement,
@@ -38,6 +40,21 @@ const RUN_COLUMNS_OF_RUNS = RUN_COLUMNS.split(', ')
   .map((column) => `runs.${column}`)
   .join(', ');
 
+/**
+ * The lease a worker holds on a run it executes: the run, the worker and the attempt (raised by
+ * every claim, so it tells two leases of one worker apart too). Every write of the run names it.
+ */
+export interface RunLease {
+  runId: string;
+  workerId: string;
+  attempt: number;
+}
+
+/** `lease` holds: the run is still running under it. Parameters from `$at`: worker, attempt. */
+function leaseHeldSql(at: number): string {
+  return `worker_id = $${at} AND attempt = $${at + 1} AND status = 'running'`;
+}
+
 /** A new run's row, as `insert` takes it. */
 export interface NewRun {
   run_id: string;
@@ -48,6 +65,9 @@ export interface NewRun {
   multitask_strategy: string;
   after_seconds: number;
 }
+
+/** A run's lease as its fenced writes take it; `onLost` as in RunFence. */
+export type RunFencing = RunLease & { onLost?: () => void };
 
 /** The worker a new run is leased to when it can start at once (see `RunStore.insert`). */
 export interface RunStart {
@@ -157,14 +177,23 @@ export type NotifyCommitted = (channel: string, payload: string) => void;
 /** Events for a run's log and the NOTIFY that announces them once they commit. */
 type EventBatch = { events: RunEvent[]; notify: { channel: string; payload: string } };
 
-/** A run's final status: `$1` run id, `$2` status, `$3` error. */
-const FINISH_RUN = `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
+/**
+ * A run's final status: `$1` run id, `$2` status, `$3` error; with `leaseAt`, only while the
+ * lease whose worker and attempt are `$leaseAt` and the next parameter holds.
+ */
+function finishRunSql(leaseAt?: number): string {
+  return `UPDATE runs SET status = $2, error = $3, run_ended_at = now(), updated_at = now(),
      worker_id = NULL, lease_expires_at = NULL
-   WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
+   WHERE run_id = $1${leaseAt ? ` AND ${leaseHeldSql(leaseAt)}` : ''} RETURNING ${RUN_COLUMNS}`;
+}
+
+/** What a statement that finishes a run under its lease writes only when it did. */
+const FINISHED = 'EXISTS (SELECT 1 FROM finished)';
 
 /**
  * One statement: the run's final status, its closing events and their NOTIFY, and `embedded`
- * (other stores' statements, as CTEs `embedded_<i>`), ending with `select ... FROM woken`.
+ * (other stores' statements, as CTEs `embedded_<i>`), ending with `select ... FROM woken`. With
+ * `lease`, nothing is written unless it holds, and no row comes back.
  */
 function finishWith(
   runId: string,
@@ -174,6 +203,7 @@ function finishWith(
   embedded: EmbeddedStatement[],
   select: string,
   notifyHere: boolean,
+  lease?: RunLease,
 ): [string, unknown[]] {
   const values: unknown[] = [
     runId,
@@ -182,14 +212,16 @@ function finishWith(
     eventsJson(closing.events),
     closing.notify.channel,
     closing.notify.payload,
+    ...(lease ? [lease.workerId, lease.attempt] : []),
   ];
   const ctes = embedded.map((statement, i) => {
-    const cte = `embedded_${i} AS (${statement.sql(values.length + 1)})`;
+    const cte = `embedded_${i} AS (${statement.sql(values.length + 1, lease && FINISHED)})`;
     values.push(...statement.values);
     return cte;
   });
+  const finish = finishRunSql(lease && 7);
   return [
-    `WITH finished AS (${FINISH_RUN}), ${appendEventsCtes(4, 5, 6, notifyHere)}, ${ctes.join(', ')}
+    `WITH finished AS (${finish}), ${appendEventsCtes(4, 5, 6, notifyHere, lease && 'finished')}, ${ctes.join(', ')}
      ${select} FROM woken`,
     values,
   ];
@@ -423,18 +455,20 @@ export class RunStore {
     error: { error: string; message: string } | null,
     db?: PoolClient,
     closing?: EventBatch,
+    lease?: RunFencing,
   ): Promise<RunRow | undefined> {
     if (!db && this.onFinished)
       return withTransaction(this.pool, (client) =>
-        this.finish(runId, status, error, client, closing),
+        this.finish(runId, status, error, client, closing, lease),
       );
     // The joined form returns one row even when the run is gone, its columns then null, so that
-    // the events' NOTIFY is sent either way.
+    // the events' NOTIFY is sent either way (unless under a lease that no longer holds).
     const notifyHere = this.notifiesItself(db ?? this.pool);
+    const fenced = lease ? [lease.workerId, lease.attempt] : [];
     const { rows } = closing
       ? await (db ?? this.pool).query<MaybeRun>(
-          `WITH finished AS (${FINISH_RUN}),
-           ${appendEventsCtes(4, 5, 6, notifyHere)}
+          `WITH finished AS (${finishRunSql(lease && 7)}),
+           ${appendEventsCtes(4, 5, 6, notifyHere, lease && 'finished')}
            SELECT ${RUN_COLUMNS} FROM woken LEFT JOIN finished ON true`,
           [
             runId,
@@ -443,9 +477,16 @@ export class RunStore {
             eventsJson(closing.events),
             closing.notify.channel,
             closing.notify.payload,
+            ...fenced,
           ],
         )
-      : await (db ?? this.pool).query<MaybeRun>(FINISH_RUN, [runId, status, error && jsonb(error)]);
+      : await (db ?? this.pool).query<MaybeRun>(finishRunSql(lease && 4), [
+          runId,
+          status,
+          error && jsonb(error),
+          ...fenced,
+        ]);
+    if (lease && !rows.length) throw leaseLost(lease);
     if (closing) this.announce(notifyHere, closing.notify);
     const finished = rows.filter((r): r is RunRow => r.run_id !== null);
     if (db && finished.length) await this.onFinished?.(finished, db);
@@ -464,6 +505,7 @@ export class RunStore {
     closing: EventBatch,
     thread: EmbeddedStatement,
     alsoWrite: EmbeddedStatement[] = [],
+    lease?: RunFencing,
   ): Promise<{ runsPending: boolean }> {
     const notifyHere = this.notifiesItself(this.pool);
     const { rows } = await this.pool.query<{ runs_pending: boolean | null }>(
@@ -475,8 +517,10 @@ export class RunStore {
         [thread, ...alsoWrite],
         'SELECT (SELECT runs_pending FROM embedded_0) AS runs_pending',
         notifyHere,
+        lease,
       ),
     );
+    if (lease && !rows.length) throw leaseLost(lease);
     this.announce(notifyHere, closing.notify);
     return { runsPending: rows[0]?.runs_pending ?? false };
   }
@@ -492,11 +536,13 @@ export class RunStore {
     error: { error: string; message: string } | null,
     closing: EventBatch,
     deletions: EmbeddedStatement[],
+    lease?: RunFencing,
   ): Promise<void> {
     const notifyHere = this.notifiesItself(this.pool);
-    await this.pool.query(
-      ...finishWith(runId, status, error, closing, deletions, 'SELECT 1', notifyHere),
+    const { rows } = await this.pool.query(
+      ...finishWith(runId, status, error, closing, deletions, 'SELECT 1', notifyHere, lease),
     );
+    if (lease && !rows.length) throw leaseLost(lease);
     this.announce(notifyHere, closing.notify);
   }
 
@@ -511,13 +557,49 @@ export class RunStore {
     return rows;
   }
 
-  /** Hands a running run back to the queue (graceful shutdown). */
-  async release(runId: string): Promise<void> {
-    await this.pool.query(
-      `UPDATE runs SET status = 'pending', worker_id = NULL, lease_expires_at = NULL, updated_at = now()
-       WHERE run_id = $1 AND status = 'running'`,
-      [runId],
+  /**
+   * Hands a running run back to the queue (graceful shutdown). The attempt is counted as handed
+   * back: only attempts whose worker died count against the limit (see `recoverExpired`).
+   */
+  async release(lease: RunFencing): Promise<void> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE runs SET status = 'pending', worker_id = NULL, lease_expires_at = NULL,
+         handed_back = handed_back + 1, updated_at = now()
+       WHERE run_id = $1 AND ${leaseHeldSql(2)}`,
+      [lease.runId, lease.workerId, lease.attempt],
     );
+    if (!rowCount) throw leaseLost(lease);
+  }
+
+  /** Deletes a run that its lease still holds (a rollback), else throws LeaseLostError. */
+  async deleteLeased(lease: RunFencing, db: Queryable = this.pool): Promise<void> {
+    const { rowCount } = await db.query(
+      `DELETE FROM runs WHERE run_id = $1 AND ${leaseHeldSql(2)}`,
+      [lease.runId, lease.workerId, lease.attempt],
+    );
+    if (!rowCount) throw leaseLost(lease);
+  }
+
+  /**
+   * Checks `lease` inside a caller's transaction and keeps it (the run row stays locked FOR
+   * SHARE until the transaction ends): writes made after it in that transaction are fenced too.
+   */
+  async holdLease(lease: RunFencing, db: PoolClient): Promise<void> {
+    const fence = this.leaseFence(lease);
+    const { rowCount } = await db.query(fence.sql(1), fence.values);
+    if (!rowCount) throw leaseLost(lease);
+  }
+
+  /** `lease` as a read for a fenced statement's `lease` CTE (see common/db/fence.ts). */
+  leaseFence(lease: RunFencing): RunFence {
+    return {
+      runId: lease.runId,
+      ...(lease.onLost ? { onLost: lease.onLost } : {}),
+      sql: (first) =>
+        `SELECT 1 FROM runs WHERE run_id = $${first}::uuid AND worker_id = $${first + 1}::text
+           AND attempt = $${first + 2}::integer AND status = 'running' FOR SHARE`,
+      values: [lease.runId, lease.workerId, lease.attempt],
+    };
   }
 
   async requestCancel(
@@ -538,19 +620,36 @@ export class RunStore {
     return (rowCount ?? 0) > 0;
   }
 
-  /** Appends a batch of events and, in the same statement, sends `notify`. */
+  /**
+   * Appends a batch of events and, in the same statement, sends `notify`. With `lease` (the
+   * run's executor writes), nothing is written unless it holds.
+   */
   async appendEvents(
     runId: string,
     events: RunEvent[],
     notify: { channel: string; payload: string },
+    lease?: RunFencing,
   ): Promise<void> {
     if (!events.length) return;
     const notifyHere = this.notifiesItself(this.pool);
-    await this.pool.query({
-      name: notifyHere ? 'runs.appendEvents' : 'runs.appendEventsQuietly',
-      text: `WITH ${appendEventsCtes(2, 3, 4, notifyHere)} SELECT 1 FROM woken`,
-      values: [runId, eventsJson(events), notify.channel, notify.payload],
-    });
+    const name = notifyHere ? 'runs.appendEvents' : 'runs.appendEventsQuietly';
+    const values = [runId, eventsJson(events), notify.channel, notify.payload];
+    if (!lease) {
+      await this.pool.query({
+        name,
+        text: `WITH ${appendEventsCtes(2, 3, 4, notifyHere)} SELECT 1 FROM woken`,
+        values,
+      });
+    } else {
+      const fence = this.leaseFence(lease);
+      const { rows } = await this.pool.query({
+        name: `${name}Fenced`,
+        text: `WITH lease AS (${fence.sql(5)}), ${appendEventsCtes(2, 3, 4, notifyHere, 'lease')}
+               SELECT 1 FROM woken`,
+        values: [...values, ...fence.values],
+      });
+      if (!rows.length) throw leaseLost(lease);
+    }
     this.announce(notifyHere, notify);
   }
 
@@ -658,12 +757,13 @@ export class RunStore {
   async recoverExpired(maxAttempts: number): Promise<RunRow[]> {
     return withTransaction(this.pool, async (db) => {
       const { rows } = await db.query<RunRow>(
+        // Attempts handed back by a graceful shutdown do not count: only workers that died.
         `UPDATE runs SET
-           status = CASE WHEN attempt >= $1 THEN 'error' ELSE 'pending' END,
-           error = CASE WHEN attempt >= $1
-             THEN jsonb_build_object('error', 'WorkerLost', 'message', 'the worker running this run stopped ' || attempt || ' times')
+           status = CASE WHEN attempt - handed_back >= $1 THEN 'error' ELSE 'pending' END,
+           error = CASE WHEN attempt - handed_back >= $1
+             THEN jsonb_build_object('error', 'WorkerLost', 'message', 'the worker running this run stopped ' || (attempt - handed_back) || ' times')
              ELSE error END,
-           run_ended_at = CASE WHEN attempt >= $1 THEN now() ELSE NULL END,
+           run_ended_at = CASE WHEN attempt - handed_back >= $1 THEN now() ELSE NULL END,
            worker_id = NULL, lease_expires_at = NULL, updated_at = now()
          WHERE status = 'running' AND lease_expires_at < now()
          RETURNING ${RUN_COLUMNS}`,

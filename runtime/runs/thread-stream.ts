@@ -57,7 +57,7 @@ export async function* threadEvents(
   const wanted = (event: string) =>
     modes.includes('run_modes') || modes.some((m) => m !== 'run_modes' && MODE_EVENTS[m](event));
   let cursor = start ?? { afterUs: await deps.runs.threadStreamStart(threadId) };
-  while (!signal.aborted) {
+  while (!signal.aborted && !deps.events.closed) {
     const woken = waitFor(
       deps.notifier,
       CHANNELS.runs,

@@ -8,6 +8,9 @@ import type { RunExecutor } from './executor.js';
 import { CHANNELS, isClaimable, waitFor, type Notifier } from './notifier.js';
 import type { RunRow, RunStart, RunStore } from './store.js';
 
+/** How long stopping waits for aborted runs to hand themselves back to the queue. */
+const HAND_BACK_MS = 5000;
+
 export interface WorkerOptions {
   concurrency: number;
   leaseSeconds: number;
@@ -149,16 +152,25 @@ export class RunWorker {
     if (run?.cancel_action) controller.abort(run.cancel_action);
   }
 
-  /** Stops claiming; lets active runs finish within `graceMs`, then interrupts the rest. */
+  /**
+   * Stops claiming; lets active runs finish within `graceMs`, then hands the rest back to the
+   * queue. Their leases are renewed (and cancels heard) until then: a lease that lapsed while
+   * they drain would let another replica execute them a second time.
+   */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     for (const wake of this.idle) wake();
-    this.offCancel?.();
-    for (const t of this.timers) clearInterval(t);
+    const [heartbeat, ...others] = this.timers;
+    for (const t of others) clearInterval(t);
     await this.loopDone;
     const deadline = Date.now() + graceMs;
     while ((this.active.size || this.reserved) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
     for (const controller of this.active.values()) controller.abort('shutdown');
+    // An aborted run hands itself back within a step's writes; bounded, as a write may hang.
+    const handedBack = Date.now() + HAND_BACK_MS;
+    while (this.active.size && Date.now() < handedBack) await new Promise((r) => setTimeout(r, 20));
+    clearInterval(heartbeat);
+    this.offCancel?.();
   }
 }

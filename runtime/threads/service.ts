@@ -85,6 +85,9 @@ function interruptsOf(snapshot: StateSnapshot): Record<string, unknown> {
   return map;
 }
 
+/** SQLSTATE of a transaction PostgreSQL rolled back to break a deadlock. */
+const DEADLOCK = '40P01';
+
 export class ThreadService {
   /** Reads of single threads, batched per turn of the event loop (see `threadRowLoader`). */
   private readonly rows: ThreadRowLoader;
@@ -275,11 +278,19 @@ export class ThreadService {
     return this.deps.checkpoints.hasRun(threadId, runId, this.deps.pool);
   }
 
-  /** Deletes the checkpoints a rolled-back run wrote. */
-  discardRun(threadId: string, runId: string): Promise<void> {
-    return withTransaction(this.deps.pool, (db) =>
-      this.deps.checkpoints.deleteRun(threadId, runId, db),
-    );
+  /**
+   * Deletes the checkpoints a rolled-back run wrote; `first` runs first in the same transaction
+   * (the run's lease check: a run taken over must not delete its successor's checkpoints).
+   */
+  discardRun(
+    threadId: string,
+    runId: string,
+    first?: (db: PoolClient) => Promise<unknown>,
+  ): Promise<void> {
+    return withTransaction(this.deps.pool, async (db) => {
+      await first?.(db);
+      await this.deps.checkpoints.deleteRun(threadId, runId, db);
+    });
   }
 
   /**
@@ -378,8 +389,16 @@ export class ThreadService {
   }
 
   /** Deletes threads and their checkpoints in one transaction. */
-  deleteMany(threadIds: string[]): Promise<string[]> {
-    return withTransaction(this.deps.pool, (db) => this.deleteIn(db, threadIds));
+  async deleteMany(threadIds: string[]): Promise<string[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await withTransaction(this.deps.pool, (db) => this.deleteIn(db, threadIds));
+      } catch (err) {
+        // A deadlock with a transaction that locks a thread before its runs (a run created
+        // with multitask 'interrupt'): PostgreSQL rolled this one back; it can go again.
+        if ((err as { code?: string }).code !== DEADLOCK || attempt >= 5) throw err;
+      }
+    }
   }
 
   private async deleteIn(db: PoolClient, threadIds: string[]): Promise<string[]> {

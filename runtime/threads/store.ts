@@ -286,7 +286,7 @@ export class ThreadStore {
     state: ThreadStateColumns,
   ): EmbeddedStatement {
     return {
-      sql: (first) => settleSql(first, true),
+      sql: (first, onlyIf) => settleSql(first, true, onlyIf),
       values: [threadId, settled, null, runId, ...stateParams(state)],
     };
   }
@@ -313,9 +313,18 @@ export class ThreadStore {
     return { runsPending: rows[0]?.runs_pending ?? false };
   }
 
+  /**
+   * Deletes threads (their runs go with them, by cascade). Their runs' rows are locked first, in
+   * the order every run's own writes take them (run, then thread): deleting the thread first
+   * deadlocked with an executing run that was settling it.
+   */
   async deleteMany(threadIds: string[], db: Queryable = this.pool): Promise<string[]> {
     const { rows } = await db.query<{ thread_id: string }>(
-      'DELETE FROM threads WHERE thread_id = ANY($1::uuid[]) RETURNING thread_id',
+      `WITH runs_first AS (
+         SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE thread_id = ANY($1::uuid[])
+           ORDER BY run_id FOR UPDATE) AS locked)
+       DELETE FROM threads WHERE thread_id = ANY($1::uuid[]) AND (SELECT n FROM runs_first) >= 0
+       RETURNING thread_id`,
       [threadIds],
     );
     return rows.map((r) => r.thread_id);
@@ -324,7 +333,8 @@ export class ThreadStore {
   /** `deleteMany` of one thread as a statement for another store to embed. */
   deleteStatement(threadId: string): EmbeddedStatement {
     return {
-      sql: (first) => `DELETE FROM threads WHERE thread_id = $${first}`,
+      sql: (first, onlyIf) =>
+        `DELETE FROM threads WHERE thread_id = $${first}${onlyIf ? ` AND ${onlyIf}` : ''}`,
       values: [threadId],
     };
   }
@@ -470,7 +480,8 @@ function insertParams(
  * leave out of the runs the thread waits on (or null), then with `withState` the four of
  * `stateParams`.
  */
-function settleSql(first: number, withState: boolean): string {
+/** With `onlyIf` (a condition of the embedding statement), the thread is left as it is unless it holds. */
+function settleSql(first: number, withState: boolean, onlyIf?: string): string {
   const [thread, status, error, run] = [0, 1, 2, 3].map((i) => `$${first + i}`);
   const [values, interrupts, cache, cacheKey] = [4, 5, 6, 7].map((i) => `$${first + i}`);
   const setState = withState
@@ -482,7 +493,7 @@ function settleSql(first: number, withState: boolean): string {
                       AND status IN ('pending', 'running') AND run_id IS DISTINCT FROM ${run})
                THEN 'busy' ELSE ${status} END,
       error = ${error}, updated_at = now()
-    WHERE thread_id = ${thread}
+    WHERE thread_id = ${thread}${onlyIf ? ` AND ${onlyIf}` : ''}
     RETURNING EXISTS (SELECT 1 FROM runs WHERE thread_id = ${thread} AND status = 'pending') AS runs_pending`;
 }
 

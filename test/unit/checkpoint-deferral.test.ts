@@ -1,5 +1,6 @@
 import { ERROR } from '@langchain/langgraph-checkpoint';
 import { describe, expect, it } from 'vitest';
+import type { EmbeddedStatement } from '../../common/db/index.js';
 import {
   CheckpointDeferral,
   PendingCheckpointWrites,
@@ -83,8 +84,8 @@ describe('checkpoint deferral', () => {
     const statements: { text: string; values: unknown[] }[] = [];
     return {
       statements,
-      write: (statement: { text: string; values: unknown[] }) => {
-        statements.push(statement);
+      write: (inserts: EmbeddedStatement[]) => {
+        statements.push(asOneStatement(inserts));
         return Promise.resolve();
       },
     };
@@ -140,8 +141,8 @@ describe('checkpoint deferral', () => {
   it('keeps flushes in order: a later one starts after the earlier one is durable', async () => {
     const order: string[] = [];
     let release: () => void = () => undefined;
-    const deferral = new CheckpointDeferral(async (statement) => {
-      const id = String(statement.values[2]);
+    const deferral = new CheckpointDeferral(async (inserts) => {
+      const id = String(asOneStatement(inserts).values[2]);
       order.push(`start ${id}`);
       if (id === 'c1') await new Promise<void>((r) => (release = r));
       order.push(`done ${id}`);
