@@ -1,7 +1,11 @@
 // Executes one claimed run: builds the graph's config from the assistant and the run, streams
 // the graph, writes every requested event to the run's log, then settles run and thread.
 import { Command } from '@langchain/langgraph';
-import type { EmbeddedStatement } from '../../common/db/index.js';
+import {
+  isUnavailable,
+  retryWhileUnavailable,
+  type EmbeddedStatement,
+} from '../../common/db/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import {
@@ -13,10 +17,10 @@ import {
 } from '../checkpoints/index.js';
 import type { GraphRegistry } from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
-import type { RunEventLog } from './event-log.js';
+import { UNAVAILABLE_RETRY_MS, type RunEventLog, type RunEventWriter } from './event-log.js';
 import type { StreamMode } from './schemas.js';
 import { RunSignal } from './run-signal.js';
-import type { RunRow, RunStatus, RunStore } from './store.js';
+import type { RunEvent, RunRow, RunStatus, RunStore } from './store.js';
 import { StreamEventMapper, libraryModes, needsCallbackEvents } from './stream-mapper.js';
 
 export interface RunKwargs {
@@ -112,8 +116,11 @@ export class RunExecutor {
         ? undefined
         : this.deps.checkpoints.defer(run.thread_id, CHECKPOINT_DEFER_MS);
     const limits = new RunSignal(cancel, this.deps.timeoutMs);
+    const started: { writer?: RunEventWriter } = {};
     try {
-      return await this.executeRun(run, limits, deferral, read);
+      return await this.executeRun(run, limits, deferral, read, started);
+    } catch (err) {
+      return await this.afterFailure(run, err, started.writer, deferral);
     } finally {
       limits.dispose();
       this.deps.events.forget(run.run_id);
@@ -127,16 +134,17 @@ export class RunExecutor {
     limits: RunSignal,
     deferral: CheckpointDeferral | undefined,
     read: Record<string, unknown> | undefined,
+    started: { writer?: RunEventWriter },
   ): Promise<boolean> {
     const { signal } = limits;
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
     const kwargs = run.kwargs as unknown as RunKwargs;
     // A first attempt's metadata event was written with the run; a retry continues after the
     // events it already wrote, with a metadata event of its own.
-    const writer = this.deps.events.writer(
+    const writer = (started.writer = this.deps.events.writer(
       run.run_id,
       run.attempt > 1 ? (await this.deps.events.lastSeq(run.run_id)) + 1 : 1,
-    );
+    ));
     if (run.attempt > 1) writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
     let status: RunStatus = 'success';
     let error: { error: string; message: string } | null = null;
@@ -216,6 +224,8 @@ export class RunExecutor {
       // A temporary thread is deleted at the end: its values are never needed.
       if (!kwargs.temporary) finalValues = mapper.finalValues();
     } catch (err) {
+      // The database went away under the graph (a checkpoint write): the run is handed back.
+      if (!signal.aborted && isUnavailable(err)) throw err;
       const reason: unknown = signal.aborted ? signal.reason : undefined;
       if (reason === 'shutdown') {
         // This process is stopping: hand the run back for another worker to continue.
@@ -256,6 +266,7 @@ export class RunExecutor {
       else if (completed && !kwargs.webhook) checkpointWrites = (await deferral?.take()) ?? [];
       else await deferral?.end();
     } catch (err) {
+      if (isUnavailable(err)) throw err;
       // A deferred write failed: the run fails with it, as it would have at that step.
       failWith(err);
       finalValues = undefined;
@@ -316,7 +327,7 @@ export class RunExecutor {
         log.debug({ status }, 'run finished');
         return settled.runsPending;
       } catch (err) {
-        if (!checkpointWrites.length) throw err;
+        if (!checkpointWrites.length || isUnavailable(err)) throw err;
         // Its last checkpoints could not be written: the run fails with that error, and the
         // thread settles on what is durable.
         writer.reopen(closing);
@@ -337,6 +348,7 @@ export class RunExecutor {
       log.debug({ status }, 'run finished');
       return settled.runsPending;
     } catch (err) {
+      if (isUnavailable(err)) throw err;
       writer.reopen(closing);
       // The thread's state cannot be read back (e.g. a checkpointed write its reducers
       // reject): the run must still end, and the thread says why.
@@ -350,5 +362,63 @@ export class RunExecutor {
       log.debug({ status }, 'run finished');
       return settled.runsPending;
     }
+  }
+
+  /**
+   * A run whose execution or settling failed outside the graph. While the database is away it
+   * is handed back, for its next attempt to continue from its last checkpoint. Otherwise (its
+   * end could not be written) it ends `error`, with an `error` event and the end marker, which
+   * this process's readers get even when the log cannot take them: a waiting client gets an
+   * answer now, not when a lease runs out.
+   */
+  private async afterFailure(
+    run: RunRow,
+    err: unknown,
+    writer: RunEventWriter | undefined,
+    deferral: CheckpointDeferral | undefined,
+  ): Promise<boolean> {
+    const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
+    const durably = <T>(write: () => Promise<T>) =>
+      retryWhileUnavailable(write, { withinMs: UNAVAILABLE_RETRY_MS });
+    if (isUnavailable(err)) {
+      log.warn({ err }, 'database unavailable; handing the run back');
+      await deferral?.end().catch(() => undefined);
+      await writer?.flush().catch(() => undefined);
+      await durably(() => this.deps.runs.release(run.run_id)).catch((e: unknown) =>
+        log.error({ err: e }, 'run not handed back; its lease will expire'),
+      );
+      return true;
+    }
+    log.error({ err }, 'run could not be settled; ending it as an error');
+    const failure = errorOf(err);
+    // Without a writer, the run failed before its first event: its log goes on after the last.
+    const closing = (
+      writer ??
+      this.deps.events.writer(
+        run.run_id,
+        (await this.deps.events.lastSeq(run.run_id).catch(() => 0)) + 1,
+      )
+    ).failed(failure);
+    const end = (events?: RunEvent[]) =>
+      durably(() =>
+        this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
+          this.deps.runs.finish(
+            run.run_id,
+            'error',
+            failure,
+            db,
+            events && { events, notify: this.deps.events.wakeFor(run.run_id) },
+          ),
+        ),
+      );
+    try {
+      await end(closing);
+    } catch (first) {
+      // Not even its end marker can be written: its status at least.
+      log.warn({ err: first }, 'end of the run not written; ending it without it');
+      await end().catch((e: unknown) => log.error({ err: e }, 'run could not be ended'));
+    }
+    this.deps.events.publish(run.run_id, closing);
+    return true;
   }
 }
