@@ -39,15 +39,18 @@ const replicas: Replica[] = [];
 
 beforeAll(async () => {
   db = await startRestartablePostgres();
-  for (const name of ['a', 'b']) {
-    const server = await startServer({ databaseUrl: db.url, env });
-    const client = new Client({
-      apiUrl: server.url,
-      apiKey: null,
-      callerOptions: { maxRetries: 0 },
-    });
-    replicas.push({ name, server, client });
-  }
+  const started = await Promise.all(
+    ['a', 'b'].map(async (name) => {
+      const server = await startServer({ databaseUrl: db.url, env });
+      const client = new Client({
+        apiUrl: server.url,
+        apiKey: null,
+        callerOptions: { maxRetries: 0 },
+      });
+      return { name, server, client };
+    }),
+  );
+  replicas.push(...started);
 });
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.server.stop('SIGKILL')));
