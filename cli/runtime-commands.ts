@@ -20,6 +20,15 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/** Test support: an unhandled rejection ends the process with a code of its own. */
+function exitOnUnhandledRejection(code: number | undefined, logger: Logger): void {
+  if (code === undefined) return;
+  process.on('unhandledRejection', (reason) => {
+    logger.fatal({ err: reason }, 'unhandled promise rejection');
+    process.exit(code);
+  });
+}
+
 async function serve(
   runtime: Runtime,
   port: number,
@@ -55,6 +64,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
   const host = options.host ?? '0.0.0.0';
   await ensurePortFree(port, host);
   const logger = createLogger({ level: env.logLevel });
+  exitOnUnhandledRejection(env.unhandledRejectionExitCode, logger);
   if (env.authDisabled) logger.warn('GRAPHDOCK_AUTH_TYPE=noop: serving without authentication');
   else if (env.controlPlaneAuth)
     logger.info(
@@ -84,6 +94,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
   // Before the embedded PostgreSQL starts: a taken port should cost nothing.
   await ensurePortFree(port, host);
   const logger = createLogger({ level: env.logLevel });
+  exitOnUnhandledRejection(env.unhandledRejectionExitCode, logger);
   let embedded: PostgresServer | undefined;
   let databaseUrl = env.databaseUrl;
   if (!databaseUrl) {

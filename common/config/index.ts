@@ -40,6 +40,7 @@ const EnvSchema = z.object({
   GRAPHDOCK_WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(16),
   GRAPHDOCK_A2A_DEFAULT_ASSISTANT: z.string().min(1).optional(),
   GRAPHDOCK_RESPONSE_LOG: z.string().min(1).optional(),
+  GRAPHDOCK_UNHANDLED_REJECTION_EXIT_CODE: z.coerce.number().int().min(1).max(255).optional(),
 });
 
 export interface ProcessEnv {
@@ -68,6 +69,11 @@ export interface ProcessEnv {
   crons: { tickMs: number };
   /** Test support: a directory where the server notes each (route, status) it answers. */
   responseLog: string | undefined;
+  /**
+   * Test support: an unhandled promise rejection exits the process with this code (Node's own
+   * exit code for one is 1, shared with every other fatal error).
+   */
+  unhandledRejectionExitCode: number | undefined;
   webhooks: {
     /** Standard Webhooks signing secrets (`whsec_...`, space separated); none: unsigned. */
     secret: string | undefined;
@@ -138,6 +144,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     },
     crons: { tickMs: e.GRAPHDOCK_CRON_TICK_MS },
     responseLog: e.GRAPHDOCK_RESPONSE_LOG,
+    unhandledRejectionExitCode: e.GRAPHDOCK_UNHANDLED_REJECTION_EXIT_CODE,
     webhooks: {
       secret: e.GRAPHDOCK_WEBHOOK_SECRET,
       maxAttempts: e.GRAPHDOCK_WEBHOOK_MAX_ATTEMPTS,

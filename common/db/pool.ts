@@ -21,7 +21,7 @@ export interface PoolOptions {
 }
 
 export function createPool(options: PoolOptions): Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 20,
     application_name: options.applicationName ?? 'graphdock',
@@ -30,6 +30,11 @@ export function createPool(options: PoolOptions): Pool {
       ? {}
       : { Client: preparingClient(new StatementNames()) }),
   });
+  // A checked-out client has no listener of the pool's: one whose server ends the session (a
+  // restart, a failover) between two of its queries would emit an unhandled 'error' and end
+  // the process. Its holder sees the failure on its next query; the pool drops it on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
 }
 
 /** Runs `fn` in a transaction on one pooled connection. */

@@ -3,6 +3,7 @@
 // Readers in the process that executes the run get new events handed over in memory once they
 // are durable; readers elsewhere are woken by NOTIFY and read them from the table.
 import { EventEmitter } from 'node:events';
+import { retryWhileUnavailable } from '../../common/db/index.js';
 import { encodeData, type RunEvent, type RunFencing, type RunStore } from './store.js';
 import { CHANNELS, type Channel, type Notifier } from './notifier.js';
 
@@ -24,6 +25,13 @@ const MAX_QUEUED = { events: 1000, chars: 1024 * 1024 };
 export const LIVE_AHEAD = 1000;
 /** A run's log is kept in memory (see `startedHere`) up to this much, then read back. */
 const MAX_KEPT = { events: 1000, chars: 4 * 1024 * 1024 };
+/**
+ * While the database is away (a restart, a failover), writes and reads of the log are tried
+ * again for this long; a reader then ends its stream with an error, and a run's writer fails it.
+ */
+export const UNAVAILABLE_RETRY_MS = 60_000;
+/** The `error` event of a stream whose log could not be read. */
+export const READ_FAILED = 'StreamReadError';
 
 /** Roughly how much memory events hold: their data's JSON text. */
 function charsOf(events: RunEvent[]): number {
@@ -104,11 +112,16 @@ export class RunEventLog {
 
   /** Makes a batch durable, wakes other replicas (same statement), then local readers. */
   async append(runId: string, batch: RunEvent[], lease?: RunFencing): Promise<void> {
-    await this.store.appendEvents(
-      runId,
-      batch,
-      { channel: CHANNELS.events, payload: this.notifier.remotePayload(runId) },
-      lease,
+    // Written again after a lost connection: rows already in are skipped (ON CONFLICT).
+    await retryWhileUnavailable(
+      () =>
+        this.store.appendEvents(
+          runId,
+          batch,
+          { channel: CHANNELS.events, payload: this.notifier.remotePayload(runId) },
+          lease,
+        ),
+      { withinMs: UNAVAILABLE_RETRY_MS },
     );
     if (this.liveUpTo.has(runId) && batch.length) this.durableUpTo.set(runId, batch.at(-1)!.seq);
     this.deliver(runId, batch);
@@ -264,7 +277,10 @@ export class RunEventLog {
           // Subscribed before reading, so nothing appended meanwhile is missed.
           mustQuery = false;
           overflowed = false;
-          const page = await this.store.eventsAfter(runId, seq);
+          const page = await this.whileUnavailable(
+            () => this.store.eventsAfter(runId, seq),
+            signal,
+          );
           batch = page.events;
           if (page.more) mustQuery = true;
         }
@@ -291,9 +307,12 @@ export class RunEventLog {
         idleMs = IDLE_MS;
         // No end marker comes for a run deleted before it ran (its thread was deleted), nor for
         // one whose log the retention sweep already dropped.
-        if (!(await this.store.isActive(runId))) {
+        if (!(await this.whileUnavailable(() => this.store.isActive(runId), signal))) {
           for (;;) {
-            const page = await this.store.eventsAfter(runId, seq);
+            const page = await this.whileUnavailable(
+              () => this.store.eventsAfter(runId, seq),
+              signal,
+            );
             for (const event of page.events) {
               if (event.event === END_EVENT) return;
               seq = event.seq;
@@ -312,6 +331,11 @@ export class RunEventLog {
     }
   }
 
+  /** A reader's read, tried again while the database is away (a reader may wait for it). */
+  private whileUnavailable<T>(read: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    return retryWhileUnavailable(read, { withinMs: UNAVAILABLE_RETRY_MS, signal });
+  }
+
   /** Deletes the logs of runs that ended longer ago than the retention (resumable streams). */
   sweep(retentionSeconds: number): Promise<number> {
     return this.store.deleteExpiredEvents(retentionSeconds);
@@ -325,6 +349,10 @@ export class RunEventLog {
 
 export class RunEventWriter {
   private pending: RunEvent[] = [];
+  /** Every event pushed and not yet known to be durable (see `failed`). */
+  private unwritten: RunEvent[] = [];
+  /** Sequence number of the last event pushed other than an end marker. */
+  private lastEvent: number;
   private flushing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   /** A batch that could not be written: later ones are not tried, and every flush says why. */
@@ -336,12 +364,16 @@ export class RunEventWriter {
     private readonly log: RunEventLog,
     private readonly batchMs = 0,
     private readonly lease?: RunFencing,
-  ) {}
+  ) {
+    this.lastEvent = seq - 1;
+  }
 
   push(event: string, data: unknown): void {
     // Encoded once, here: the log's INSERT and every stream that sends it reuse the text.
     const pushed = { seq: this.seq++, event, data, json: encodeData(data) };
     this.pending.push(pushed);
+    this.unwritten.push(pushed);
+    if (event !== END_EVENT) this.lastEvent = pushed.seq;
     this.log.pushedLive(this.runId, pushed);
     // Events produced in one tick (or within `batchMs`) share one INSERT and one NOTIFY.
     // A failure is kept for the next flush the run awaits; a timer's flush has nobody to tell.
@@ -358,6 +390,8 @@ export class RunEventWriter {
       if (!batch.length || this.failure) return;
       try {
         await this.log.append(this.runId, batch, this.lease);
+        const upTo = batch.at(-1)!.seq;
+        this.unwritten = this.unwritten.filter((e) => e.seq > upTo);
       } catch (error) {
         this.failure = { error };
       }
@@ -386,6 +420,28 @@ export class RunEventWriter {
     const batch = [...this.pending, { seq: this.seq++, event: END_EVENT, data: null }];
     this.pending = [];
     return batch;
+  }
+
+  /**
+   * The run's end could not be written: its events not known to be durable, then `error` and
+   * the end marker, for the caller to write or at least hand to this process's readers, which
+   * would otherwise wait for an end that never comes.
+   */
+  failed(error: { error: string; message: string }): RunEvent[] {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const bySeq = new Map<number, RunEvent>();
+    for (const e of this.unwritten) if (e.event !== END_EVENT) bySeq.set(e.seq, e);
+    this.pending = [];
+    this.unwritten = [];
+    // Right after the last event, where the end marker that failed was: a reader that has every
+    // event so far takes these at once, without looking for the gap in the log.
+    const ended = [
+      { seq: this.lastEvent + 1, event: 'error', data: error },
+      { seq: this.lastEvent + 2, event: END_EVENT, data: null },
+    ];
+    this.seq = this.lastEvent = this.lastEvent + 3;
+    return [...[...bySeq.values()].sort((a, b) => a.seq - b.seq), ...ended];
   }
 
   /** The closing batch was not written after all: its events go back, its end marker away. */

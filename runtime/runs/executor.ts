@@ -4,6 +4,8 @@ import { Command } from '@langchain/langgraph';
 import {
   LeaseLostError,
   isLeaseLost,
+  isUnavailable,
+  retryWhileUnavailable,
   type EmbeddedStatement,
   type RunFence,
 } from '../../common/db/index.js';
@@ -19,10 +21,10 @@ import {
 } from '../checkpoints/index.js';
 import { executionRuntime, type GraphRegistry } from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
-import type { RunEventLog } from './event-log.js';
+import { UNAVAILABLE_RETRY_MS, type RunEventLog, type RunEventWriter } from './event-log.js';
 import type { StreamMode } from './schemas.js';
 import { RunSignal } from './run-signal.js';
-import type { RunFencing, RunRow, RunStatus, RunStore } from './store.js';
+import type { RunEvent, RunFencing, RunRow, RunStatus, RunStore } from './store.js';
 import { StreamEventMapper, libraryModes, needsCallbackEvents } from './stream-mapper.js';
 
 export interface RunKwargs {
@@ -132,10 +134,12 @@ export class RunExecutor {
             CHECKPOINT_DEFER_MS,
             this.deps.runs.leaseFence(lease),
           );
+    const started: { writer?: RunEventWriter } = {};
     try {
-      return await this.executeRun(run, limits, deferral, read, lease);
+      return await this.executeRun(run, limits, deferral, read, lease, started);
     } catch (err) {
-      if (!isLeaseLost(err)) throw err;
+      if (!isLeaseLost(err))
+        return await this.afterFailure(run, err, started.writer, deferral, lease);
       // Its lease expired (this process was frozen, say) and another worker took the run over:
       // that one's work stands, this one wrote nothing since.
       this.deps.logger.warn(
@@ -157,17 +161,18 @@ export class RunExecutor {
     deferral: CheckpointDeferral | undefined,
     read: Record<string, unknown> | undefined,
     lease: RunFencing,
+    started: { writer?: RunEventWriter },
   ): Promise<boolean> {
     const { signal } = limits;
     const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
     const kwargs = run.kwargs as unknown as RunKwargs;
     // A first attempt's metadata event was written with the run; a retry continues after the
     // events it already wrote (and any id handed out live), with a metadata event of its own.
-    const writer = this.deps.events.writer(
+    const writer = (started.writer = this.deps.events.writer(
       run.run_id,
       run.attempt > 1 ? await this.deps.events.retrySeq(run.run_id) : 1,
       lease,
-    );
+    ));
     if (run.attempt > 1) writer.push('metadata', { run_id: run.run_id, attempt: run.attempt });
     let status: RunStatus = 'success';
     let error: { error: string; message: string } | null = null;
@@ -254,6 +259,8 @@ export class RunExecutor {
       // A temporary thread is deleted at the end: its values are never needed.
       if (!kwargs.temporary) finalValues = mapper.finalValues();
     } catch (err) {
+      // The database went away under the graph (a checkpoint write): the run is handed back.
+      if (!signal.aborted && isUnavailable(err)) throw err;
       const reason: unknown = signal.aborted ? signal.reason : undefined;
       if (isLeaseLost(err) || reason === LEASE_LOST) throw new LeaseLostError(run.run_id);
       if (reason === 'shutdown') {
@@ -295,7 +302,7 @@ export class RunExecutor {
       else if (completed && !kwargs.webhook) checkpointWrites = (await deferral?.take()) ?? [];
       else await deferral?.end();
     } catch (err) {
-      if (isLeaseLost(err)) throw err;
+      if (isLeaseLost(err) || isUnavailable(err)) throw err;
       // A deferred write failed: the run fails with it, as it would have at that step.
       failWith(err);
       finalValues = undefined;
@@ -360,7 +367,7 @@ export class RunExecutor {
         log.debug({ status }, 'run finished');
         return settled.runsPending;
       } catch (err) {
-        if (isLeaseLost(err) || !checkpointWrites.length) throw err;
+        if (isLeaseLost(err) || isUnavailable(err) || !checkpointWrites.length) throw err;
         // Its last checkpoints could not be written: the run fails with that error, and the
         // thread settles on what is durable.
         writer.reopen(closing);
@@ -381,7 +388,7 @@ export class RunExecutor {
       log.debug({ status }, 'run finished');
       return settled.runsPending;
     } catch (err) {
-      if (isLeaseLost(err)) throw err;
+      if (isLeaseLost(err) || isUnavailable(err)) throw err;
       writer.reopen(closing);
       // The thread's state cannot be read back (e.g. a checkpointed write its reducers
       // reject): the run must still end, and the thread says why.
@@ -395,5 +402,70 @@ export class RunExecutor {
       log.debug({ status }, 'run finished');
       return settled.runsPending;
     }
+  }
+
+  /**
+   * A run whose execution or settling failed outside the graph. While the database is away it
+   * is handed back, for its next attempt to continue from its last checkpoint. Otherwise (its
+   * end could not be written) it ends `error`, with an `error` event and the end marker, which
+   * this process's readers get even when the log cannot take them: a waiting client gets an
+   * answer now, not when a lease runs out.
+   */
+  private async afterFailure(
+    run: RunRow,
+    err: unknown,
+    writer: RunEventWriter | undefined,
+    deferral: CheckpointDeferral | undefined,
+    lease: RunFencing,
+  ): Promise<boolean> {
+    const log = this.deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id });
+    const durably = <T>(write: () => Promise<T>) =>
+      retryWhileUnavailable(write, { withinMs: UNAVAILABLE_RETRY_MS });
+    if (isUnavailable(err)) {
+      log.warn({ err }, 'database unavailable; handing the run back');
+      await deferral?.end().catch(() => undefined);
+      await writer?.flush().catch(() => undefined);
+      await durably(() => this.deps.runs.release(lease)).catch((e: unknown) =>
+        log.error({ err: e }, 'run not handed back; its lease will expire or was taken over'),
+      );
+      return true;
+    }
+    log.error({ err }, 'run could not be settled; ending it as an error');
+    const failure = errorOf(err);
+    // Without a writer, the run failed before its first event: its log goes on after the last.
+    const closing = (
+      writer ??
+      this.deps.events.writer(
+        run.run_id,
+        await this.deps.events.retrySeq(run.run_id).catch(() => 1),
+        lease,
+      )
+    ).failed(failure);
+    const end = (events?: RunEvent[]) =>
+      durably(() =>
+        this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
+          this.deps.runs.finish(
+            run.run_id,
+            'error',
+            failure,
+            db,
+            events && { events, notify: this.deps.events.wakeFor(run.run_id) },
+            lease,
+          ),
+        ),
+      );
+    try {
+      await end(closing);
+    } catch (first) {
+      if (isLeaseLost(first)) {
+        log.warn('run taken over by another worker after its lease expired: stopped');
+        return false;
+      }
+      // Not even its end marker can be written: its status at least.
+      log.warn({ err: first }, 'end of the run not written; ending it without it');
+      await end().catch((e: unknown) => log.error({ err: e }, 'run could not be ended'));
+    }
+    this.deps.events.publish(run.run_id, closing);
+    return true;
   }
 }

@@ -33,6 +33,12 @@ const STARTED = 'started:';
 const ANSWER_WAIT_MS = 1000;
 /** How often the other listeners are counted again, to notice those that went away. */
 const RECOUNT_MS = 5000;
+/**
+ * A lost listening connection is replaced after this long, doubling up to the cap while the
+ * database stays away: one that is back is heard again within about a second.
+ */
+const FIRST_RECONNECT_MS = 100;
+const MAX_RECONNECT_MS = 1000;
 
 /**
  * The `runs` payload for a run that started at once on the worker of the process that created
@@ -76,7 +82,11 @@ export class Notifier {
   private readonly origin = randomUUID();
   private readonly presence = new PeerPresence(this.origin);
   private recountTimer: NodeJS.Timeout | undefined;
+  /** The one listening connection, while it works; `connecting`: the one being set up. */
   private client: pg.Client | undefined;
+  private connecting: pg.Client | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private backoffMs = FIRST_RECONNECT_MS;
   private stopped = false;
   private everConnected = false;
 
@@ -89,8 +99,21 @@ export class Notifier {
     this.emitter.setMaxListeners(0);
   }
 
+  /**
+   * Connects the listening connection; rejects when the first connection fails (start-up stops).
+   * A connection lost later is replaced by one other, tried with backoff until it succeeds.
+   */
   async start(): Promise<void> {
+    await this.connect();
+    this.recountTimer ??= setInterval(() => {
+      if (this.client) this.presence.recount(this.client).catch(() => undefined);
+    }, this.recountMs).unref();
+  }
+
+  /** One listening connection, LISTENing on every channel; ended again if any step fails. */
+  private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl });
+    this.connecting = client;
     client.on('notification', (n) => {
       const raw = n.payload ?? '';
       const split = raw.indexOf('|');
@@ -106,25 +129,56 @@ export class Notifier {
       }
       this.emitter.emit(n.channel, raw.slice(split + 1));
     });
-    client.on('error', (err) => {
-      this.logger.warn({ err }, 'notification connection failed; reconnecting');
-      this.client = undefined;
-      if (!this.stopped) setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
-    });
-    await client.connect();
-    // Set here rather than in the options, where a connection string's own name would win.
-    await client.query(`SET application_name = '${LISTEN_APPLICATION}'`);
-    for (const channel of [...Object.values(CHANNELS), PRESENCE_CHANNEL])
-      await client.query(`LISTEN ${channel}`);
-    await this.presence.announce(client, ANSWER_WAIT_MS);
+    // A connection reports its loss by 'error' (while idle), 'end', or both: one reconnect.
+    const lost = (err?: unknown) => this.onLost(client, err);
+    client.on('error', lost);
+    client.on('end', () => lost());
+    try {
+      await client.connect();
+      // Set here rather than in the options, where a connection string's own name would win.
+      await client.query(`SET application_name = '${LISTEN_APPLICATION}'`);
+      for (const channel of [...Object.values(CHANNELS), PRESENCE_CHANNEL])
+        await client.query(`LISTEN ${channel}`);
+      await this.presence.announce(client, ANSWER_WAIT_MS);
+      if (this.stopped || this.connecting !== client) throw new Error('notifier stopped');
+    } catch (err) {
+      if (this.connecting === client) this.connecting = undefined;
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    this.connecting = undefined;
     const reconnected = this.everConnected;
     this.everConnected = true;
     this.client = client;
-    this.recountTimer ??= setInterval(() => {
-      if (this.client) this.presence.recount(this.client).catch(() => undefined);
-    }, this.recountMs).unref();
-    // Notifications sent while we were disconnected are lost: every waiter looks again.
-    if (reconnected) for (const channel of Object.values(CHANNELS)) this.emitter.emit(channel, '*');
+    this.backoffMs = FIRST_RECONNECT_MS;
+    if (reconnected) {
+      this.logger.info('notification connection re-established');
+      // Notifications sent while we were disconnected are lost: every waiter looks again.
+      for (const channel of Object.values(CHANNELS)) this.emitter.emit(channel, '*');
+    }
+  }
+
+  /** The listening connection broke: end it, and connect a new one once (with backoff). */
+  private onLost(client: pg.Client, err: unknown): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.end().catch(() => undefined);
+    if (this.stopped) return;
+    this.logger.warn({ err }, 'notification connection lost; reconnecting');
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped || this.reconnectTimer) return;
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, MAX_RECONNECT_MS);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect().catch((err: unknown) => {
+        this.logger.debug({ err }, 'notification connection failed; trying again');
+        this.scheduleReconnect();
+      });
+    }, delay);
   }
 
   on(channel: Channel, listener: (payload: string) => void): () => void {
@@ -190,8 +244,11 @@ export class Notifier {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.recountTimer);
+    clearTimeout(this.reconnectTimer);
     await this.pending?.sent;
-    await this.client?.end().catch(() => undefined);
+    const clients = [this.client, this.connecting];
+    this.client = this.connecting = undefined;
+    for (const client of clients) await client?.end().catch(() => undefined);
   }
 }
 

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RunEventLog } from './event-log.js';
+import { READ_FAILED, type RunEventLog } from './event-log.js';
 import { dataJson, type RunEvent } from './store.js';
 
 const HEARTBEAT_MS = 5000;
@@ -56,6 +56,13 @@ async function* framesOf(events: AsyncIterable<RunEvent>): AsyncGenerator<SseFra
  */
 export function hookHeaders(reply: FastifyReply): OutgoingHttpHeaders {
   return reply.getHeaders() as OutgoingHttpHeaders;
+}
+
+/** The `error` event that ends a stream whose source failed (its log could not be read). */
+function errorFrame(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const data = JSON.stringify({ error: READ_FAILED, message: `stream read failed: ${message}` });
+  return `event: error\ndata: ${data}\n\n`;
 }
 
 /** Frames held for one turn of the event loop are sent early past this many characters. */
@@ -130,6 +137,8 @@ export async function writeSse(
     ended = true;
   } catch (err) {
     request.log.warn({ err }, 'event stream failed');
+    // Said in the stream, so that a client does not take the end for the run's end.
+    if (!controller.signal.aborted) hold(errorFrame(err));
   } finally {
     ended = true;
     clearInterval(heartbeat);

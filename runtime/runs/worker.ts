@@ -43,7 +43,12 @@ export class RunWorker {
   ) {}
 
   start(): void {
-    this.offCancel = this.notifier.on(CHANNELS.cancel, (runId) => void this.onCancel(runId));
+    this.offCancel = this.notifier.on(CHANNELS.cancel, (runId) => {
+      // Unread while the database is away; the reconnect's catch-up ('*') looks again.
+      this.onCancel(runId).catch((err: unknown) =>
+        this.logger.warn({ err }, 'cancel check failed'),
+      );
+    });
     const heartbeat = setInterval(
       () => {
         this.store
