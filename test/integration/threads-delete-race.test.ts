@@ -40,13 +40,13 @@ describe('deleting a thread while its run executes', () => {
     const db = new pg.Client({ connectionString: rt.db.url });
     await db.connect();
     try {
-      const left = await db.query<{ threads: string; runs: string; checkpoints: string }>(
-        `SELECT (SELECT count(*) FROM threads WHERE thread_id = ANY($1::uuid[])) AS threads,
-                (SELECT count(*) FROM runs WHERE thread_id = ANY($1::uuid[])) AS runs,
-                (SELECT count(*) FROM checkpoints WHERE thread_id = ANY($1::text[])) AS checkpoints`,
+      const left = await db.query<{ threads: number; runs: number; checkpoints: number }>(
+        `SELECT (SELECT count(*)::int FROM threads WHERE thread_id = ANY($1::uuid[])) AS threads,
+                (SELECT count(*)::int FROM runs WHERE thread_id = ANY($1::uuid[])) AS runs,
+                (SELECT count(*)::int FROM checkpoints WHERE thread_id = ANY($1::text[])) AS checkpoints`,
         [threadIds],
       );
-      expect(left.rows[0]).toEqual({ threads: '0', runs: '0', checkpoints: '0' });
+      expect(left.rows[0]).toEqual({ threads: 0, runs: 0, checkpoints: 0 });
     } finally {
       await db.end();
     }
