@@ -138,7 +138,46 @@ export async function startQuickStart(
           `operator.database.adminUrl=postgresql://postgres:${PG_PASSWORD}@${postgresIp}:5432/postgres`,
           '--set',
           `bootstrap.apiKey=${CONTROL_PLANE_KEY}`,
-          // One operator is enough here (two would both start tsx on the node's two cores).
+          // The operator starts below, once the api's address is known.
+          '--set',
+          'operator.replicas=0',
+          '--wait',
+          '--timeout',
+          '240s',
+        ],
+        { timeoutMs: 260_000 },
+      )
+      .catch(async (err: Error) => {
+        throw new Error(`${err.message}\n${await diagnostics(cluster)}`);
+      });
+    log(`helm install → api Ready: ${seconds(t)}`);
+
+    // Agent pods check their API keys with the api. The chart's default address is the api
+    // Service's DNS name, and the test node has no cluster DNS: give the operator the ClusterIP.
+    t = Date.now();
+    const apiIp = (
+      await cluster.kubectl([
+        '-n',
+        SYSTEM_NAMESPACE,
+        'get',
+        'service',
+        'gd-graphdock-api',
+        '-o',
+        'jsonpath={.spec.clusterIP}',
+      ])
+    ).trim();
+    await cluster
+      .helm(
+        [
+          'upgrade',
+          'gd',
+          CHART,
+          '--namespace',
+          SYSTEM_NAMESPACE,
+          '--reuse-values',
+          '--set',
+          `operator.controlPlaneUrl=http://${apiIp}:8080`,
+          // One operator is enough here (two would both start node on the node's two cores).
           '--set',
           'operator.replicas=1',
           '--wait',
@@ -150,7 +189,7 @@ export async function startQuickStart(
       .catch(async (err: Error) => {
         throw new Error(`${err.message}\n${await diagnostics(cluster)}`);
       });
-    log(`helm install → api and operator Ready: ${seconds(t)}`);
+    log(`helm upgrade → operator Ready: ${seconds(t)}`);
 
     const api = await controlPlane(cluster);
     const listener = await api.json<{ id: string }>('/v2/listeners', {
@@ -386,7 +425,7 @@ export const sdk = (apiUrl: string) =>
 
 /**
  * The key the SDK presents: the workspace's control-plane key, as a LangSmith key is presented
- * to a LangSmith deployment (a runtime deployed with no keys of its own ignores it).
+ * to a LangSmith deployment; the runtime checks it with the api.
  */
 export const RUNTIME_API_KEY = CONTROL_PLANE_KEY;
 
