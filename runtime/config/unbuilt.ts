@@ -44,11 +44,6 @@ const UNBUILT: Unbuilt[] = [
     why: 'generative UI is not supported yet',
   },
   {
-    key: 'auth',
-    used: (c) => c.auth !== undefined,
-    why: 'custom authentication is not supported yet',
-  },
-  {
     key: 'encryption',
     used: (c) => c.encryption !== undefined,
     why: 'custom encryption at rest is not supported yet',

@@ -1,7 +1,8 @@
 // Declares on every route the error answers that come from the HTTP layer rather than from the
 // route itself, so the OpenAPI document lists them: 422 for input that breaks the route's schema
 // or a body that is not JSON, 413 for a body over the limit, 400 and 414 for a path the router
-// cannot decode or whose parameter is over its length limit, 401 without a valid API key (when keys are configured). What a route raises itself (404, 409, ...) it declares in its own schema.
+// cannot decode or whose parameter is over its length limit, 401 without a valid API key (when keys are configured) or
+// refused by the project's `authenticate`, 403 refused by its `on` handlers (`auth.path`). What a route raises itself (404, 409, ...) it declares in its own schema.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ErrorBody } from '../../common/errors/index.js';
@@ -22,7 +23,10 @@ export function declareHttpErrors(app: FastifyInstance, mountPrefix: string): vo
     const errors: Record<number, z.ZodType> = {};
     // Without a declared success, the document would list only errors: any JSON, undescribed.
     if (!Object.keys(own).some((status) => status.startsWith('2'))) errors[200] = z.unknown();
-    if (!open.has(route.url)) errors[401] = ErrorBody;
+    if (!open.has(route.url)) {
+      errors[401] = ErrorBody;
+      errors[403] = ErrorBody;
+    }
     // The router turns down a path that does not decode, or a path parameter over its length
     // limit, before the route sees it.
     if (route.url.includes('/:')) {
