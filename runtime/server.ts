@@ -2,11 +2,13 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { validate as isUuid } from 'uuid';
 import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
 import type { ProcessEnv } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { A2aService, resolveDefaultAssistant } from './a2a/index.js';
+import { loadCustomAuth, type AuthLookups } from './auth/index.js';
 import { AssistantService, AssistantStore, systemAssistantDefaults } from './assistants/index.js';
 import {
   CheckpointStore,
@@ -101,6 +103,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const systemDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   // Loads the embedding function too: a bad `store.index.embed` fails before any connection.
   const storeConfig = await storeSettings(loaded);
+  // A project meant to be protected is never served without its auth module.
+  const authPath = loaded.config.auth?.path;
+  const customAuth = authPath ? await loadCustomAuth(authPath, loaded.dir) : undefined;
 
   const pool = createPool({
     url: options.databaseUrl,
@@ -195,6 +200,26 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     webhooks.start();
 
     const cronStore = new CronStore(pool);
+    const threadStore = new ThreadStore(pool);
+    const assistantStore = new AssistantStore(pool);
+    const uuidOr = <T>(id: string, fallback: T, look: (id: string) => Promise<T>) =>
+      isUuid(id) ? look(id) : Promise.resolve(fallback);
+    const authLookups: AuthLookups = {
+      thread: (id, filter) => uuidOr(id, 'missing', (i) => threadStore.visibility(i, filter)),
+      visibleThreads: (ids, filter) => threadStore.visibleIds(ids.filter(isUuid), filter),
+      assistant: (idOrGraph, filter) => {
+        let id: string;
+        try {
+          id = assistants.resolveId(idOrGraph);
+        } catch {
+          return Promise.resolve('missing');
+        }
+        return uuidOr(id, 'missing', (i) => assistantStore.visibility(i, filter));
+      },
+      cron: (id, filter) => uuidOr(id, 'missing', (i) => cronStore.visibility(i, filter)),
+      threadOfRun: async (runId) =>
+        isUuid(runId) ? (await runStore.getById(runId))?.thread_id : undefined,
+    };
     const crons = new CronService({
       pool,
       store: cronStore,
@@ -219,6 +244,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       keyVerifier: options.controlPlaneAuth
         ? new ControlPlaneKeyVerifier(options.controlPlaneAuth, logger.child({ context: 'auth' }))
         : undefined,
+      customAuth: customAuth && { auth: customAuth, lookups: authLookups },
+      authSettings: loaded.config.auth,
       http: {
         ...loaded.config.http,
         // The official servers also read the prefix from the environment.

@@ -16,7 +16,12 @@ export interface HttpResponse {
 export class HttpClient {
   private readonly pool: Pool;
 
-  constructor(baseUrl: string, connections: number) {
+  /** `headers`: sent with every request (e.g. a bearer token). */
+  constructor(
+    readonly baseUrl: string,
+    connections: number,
+    private readonly headers: Record<string, string> = {},
+  ) {
     this.pool = new Pool(baseUrl, {
       connections,
       pipelining: 1,
@@ -29,7 +34,9 @@ export class HttpClient {
     const res = await this.pool.request({
       method: method,
       path,
-      ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
+      headers:
+        body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body }),
     });
     return { status: res.statusCode, body: await res.body.text() };
   }

@@ -139,7 +139,9 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
 }
 
 /** `slots`: N_JOBS_PER_WORKER, runs the server executes at once (10, its default, unless given). */
-export async function startGraphdock(options: { slots?: number } = {}): Promise<RunningServer> {
+export async function startGraphdock(
+  options: { slots?: number; config?: string } = {},
+): Promise<RunningServer> {
   const slots = options.slots ?? 10;
   const dir = mkdtempSync(join(tmpdir(), 'graphdock-bench-'));
   const cleanups: (() => Promise<void>)[] = [
@@ -159,7 +161,7 @@ export async function startGraphdock(options: { slots?: number } = {}): Promise<
       GRAPHDOCK_BIN,
       'runtime',
       '--config',
-      EXAMPLES_CONFIG,
+      options.config ?? EXAMPLES_CONFIG,
       '--port',
       String(port),
       '--host',

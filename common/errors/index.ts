@@ -14,15 +14,26 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly detail: string | ValidationIssue[];
 
-  constructor(code: ErrorCode, detail: string | ValidationIssue[], options?: { cause?: unknown }) {
+  /** Headers the answer carries (e.g. `WWW-Authenticate` from a project's auth handler). */
+  readonly headers: Record<string, string> | undefined;
+  private readonly statusOverride: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    detail: string | ValidationIssue[],
+    // `status`: a project's auth handler may choose its own 4xx for UNAUTHORIZED/FORBIDDEN.
+    options?: { cause?: unknown; status?: number; headers?: Record<string, string> },
+  ) {
     super(typeof detail === 'string' ? detail : detail.map((d) => d.msg).join('; '), options);
     this.name = 'AppError';
     this.code = code;
     this.detail = detail;
+    this.headers = options?.headers;
+    this.statusOverride = options?.status;
   }
 
   get status(): number {
-    return ErrorCodes[this.code];
+    return this.statusOverride ?? ErrorCodes[this.code];
   }
 }
 

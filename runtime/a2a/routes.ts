@@ -17,6 +17,7 @@ import {
 import { MessageSendParams, TaskIdParams, TaskQueryParams, parseParams } from './schemas.js';
 import type { A2aService } from './service.js';
 import type { StreamResult } from './wire.js';
+import type { RunAuthExtras } from '../auth/index.js';
 import { hookHeaders } from '../runs/index.js';
 
 const tags = ['A2A'];
@@ -115,15 +116,23 @@ export function a2aRoutes(
   };
 
   /** Checks the method (-32601, -32003) and its params (-32602); nothing runs yet. */
-  const bind = (assistantId: string, method: string, params: unknown): Call => {
+  const bind = (
+    assistantId: string,
+    method: string,
+    params: unknown,
+    auth: RunAuthExtras | undefined,
+  ): Call => {
     switch (method) {
       case 'message/send': {
         const checked = parseParams(MessageSendParams, params);
-        return { stream: false, run: () => service.send(assistantId, checked) };
+        return { stream: false, run: () => service.send(assistantId, checked, auth) };
       }
       case 'message/stream': {
         const checked = parseParams(MessageSendParams, params);
-        return { stream: true, run: (signal) => service.stream(assistantId, checked, signal) };
+        return {
+          stream: true,
+          run: (signal) => service.stream(assistantId, checked, signal, auth),
+        };
       }
       case 'tasks/get': {
         const checked = parseParams(TaskQueryParams, params);
@@ -164,6 +173,8 @@ export function a2aRoutes(
           summary: 'A2A JSON-RPC 2.0 endpoint of an assistant',
           description:
             'Methods: message/send, message/stream (SSE), tasks/get, tasks/cancel, tasks/resubscribe (SSE).',
+          // 404: a task or context the caller's auth filter hides (`auth.path`).
+          response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
       async (req, reply) => {
@@ -173,7 +184,12 @@ export function a2aRoutes(
         let call: Call;
         try {
           if (!parsed.ok) throw parsed.error;
-          call = bind(req.params.assistant_id, parsed.request.method, parsed.request.params);
+          call = bind(
+            req.params.assistant_id,
+            parsed.request.method,
+            parsed.request.params,
+            req.authRun,
+          );
           // Refused only now, so that a bad method or bad params say so even without an id.
           if (parsed.request.id === undefined) throw notificationRefused();
         } catch (err) {

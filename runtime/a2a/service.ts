@@ -9,6 +9,7 @@ import type { RunEventLog, RunRow, RunService } from '../runs/index.js';
 import type { DefaultAssistant } from './default-assistant.js';
 import { agentMessage, graphInput, resumeValue, textOf, type TaskIds } from './convert.js';
 import { RpcCode, RpcError, invalidParams, taskNotFound } from './jsonrpc.js';
+import type { RunAuthExtras } from '../auth/index.js';
 import type { MessageSendParams, TaskIdParams, TaskQueryParams } from './schemas.js';
 import {
   applyEvent,
@@ -47,6 +48,10 @@ function stamped(task: Task, clock: (at?: string) => string): Task {
   return { ...task, status: { ...task.status, timestamp: clock(task.status.timestamp) } };
 }
 
+/** The user a custom auth module authenticated, in the run's config as for any other run. */
+const authConfig = (auth: RunAuthExtras | undefined) =>
+  auth ? { config: { configurable: auth.configurable } } : {};
+
 export class A2aService {
   private readonly inputKeysCache = new Map<string, { keys: string[] | null; at: number }>();
 
@@ -66,9 +71,9 @@ export class A2aService {
   }
 
   /** `message/send`: waits for the turn to end unless `configuration.blocking` is false. */
-  async send(assistantId: string, params: MessageSendParams): Promise<Task> {
+  async send(assistantId: string, params: MessageSendParams, auth?: RunAuthExtras): Promise<Task> {
     const assistant = await this.assistant(assistantId);
-    const { taskId, run } = await this.start(assistant, params, ['values']);
+    const { taskId, run } = await this.start(assistant, params, ['values'], auth);
     const historyLength = params.configuration?.historyLength;
     if (params.configuration?.blocking === false) {
       return buildTask({
@@ -88,9 +93,10 @@ export class A2aService {
     assistantId: string,
     params: MessageSendParams,
     signal: AbortSignal,
+    auth?: RunAuthExtras,
   ): AsyncGenerator<StreamResult> {
     const assistant = await this.assistant(assistantId);
-    const { taskId, run } = await this.start(assistant, params, ['values', 'messages-tuple']);
+    const { taskId, run } = await this.start(assistant, params, ['values', 'messages-tuple'], auth);
     const clock = streamClock();
     yield stamped(
       buildTask({ taskId, run, outcome: undefined, pendingHistory: run.kwargs.input }),
@@ -152,6 +158,7 @@ export class A2aService {
     assistant: Assistant,
     params: MessageSendParams,
     streamModes: StreamMode[],
+    auth: RunAuthExtras | undefined,
   ): Promise<Started> {
     const { message } = params;
     if (params.configuration?.pushNotificationConfig) {
@@ -160,7 +167,7 @@ export class A2aService {
         'Push notifications are not supported by this agent',
       );
     }
-    if (message.taskId) return this.resume(assistant, params, streamModes);
+    if (message.taskId) return this.resume(assistant, params, streamModes, auth);
     const contextId = message.contextId ?? randomUUID();
     if (!isUuid(contextId))
       throw invalidParams(`contextId must be a UUID (it is the thread id), got "${contextId}"`);
@@ -170,7 +177,8 @@ export class A2aService {
       input,
       stream_mode: streamModes,
       if_not_exists: 'create',
-      metadata: { a2a_message_id: message.messageId },
+      metadata: { ...auth?.metadata, a2a_message_id: message.messageId },
+      ...authConfig(auth),
     });
     return { taskId: run.run_id, run };
   }
@@ -180,6 +188,7 @@ export class A2aService {
     assistant: Assistant,
     params: MessageSendParams,
     streamModes: StreamMode[],
+    auth: RunAuthExtras | undefined,
   ): Promise<Started> {
     const { message } = params;
     const taskId = message.taskId ?? '';
@@ -213,7 +222,8 @@ export class A2aService {
       assistant_id: assistant.assistant_id,
       command: { resume: resumeValue(message) },
       stream_mode: streamModes,
-      metadata: { [TASK_KEY]: first.run_id, a2a_message_id: message.messageId },
+      metadata: { ...auth?.metadata, [TASK_KEY]: first.run_id, a2a_message_id: message.messageId },
+      ...authConfig(auth),
     });
     return { taskId: first.run_id, run };
   }

@@ -53,7 +53,7 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
       },
       async (req, reply) => {
         const body = req.body ?? {};
-        const { rows, hasMore } = await service.search(body);
+        const { rows, hasMore } = await service.search(body, req.authFilter);
         if (hasMore)
           void reply.header('X-Pagination-Next', String((body.offset ?? 0) + rows.length));
         return rows;
@@ -63,7 +63,7 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
     app.post(
       '/assistants/count',
       { schema: { tags, body: AssistantCount.optional(), response: { 200: z.number() } } },
-      (req) => service.count(req.body ?? {}),
+      (req) => service.count(req.body ?? {}, req.authFilter),
     );
 
     app.get(

@@ -25,6 +25,7 @@ import type {
   AssistantPatchBody,
   AssistantSearchBody,
 } from './schemas.js';
+import type { AuthFilter } from '../auth/index.js';
 import type { AssistantRow, AssistantStore } from './store.js';
 import type { SystemAssistantDefaults } from './system-defaults.js';
 
@@ -189,8 +190,9 @@ export class AssistantService {
   }
 
   /** One page of matching assistants; the rows are shared with identical searches, unchanged. */
-  async search(body: AssistantSearchBody) {
+  async search(body: AssistantSearchBody, auth?: AuthFilter) {
     return this.searchSameTurn({
+      auth,
       metadata: body.metadata,
       graph_id: body.graph_id,
       name: body.name,
@@ -202,8 +204,9 @@ export class AssistantService {
     });
   }
 
-  count(body: AssistantCountBody): Promise<number> {
+  count(body: AssistantCountBody, auth?: AuthFilter): Promise<number> {
     return this.countSameTurn({
+      auth,
       metadata: body.metadata,
       graph_id: body.graph_id,
       name: body.name,

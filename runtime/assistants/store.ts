@@ -9,6 +9,7 @@ import {
   type Pool,
   type PoolClient,
 } from '../../common/db/index.js';
+import type { AuthFilter, Visible } from '../auth/index.js';
 import type { Dated } from '../state/index.js';
 import { ASSISTANT_FIELDS, type AssistantField } from './schemas.js';
 
@@ -43,6 +44,8 @@ export interface AssistantFilter {
   metadata?: Record<string, unknown> | null | undefined;
   graph_id?: string | null | undefined;
   name?: string | null | undefined;
+  /** The caller's authorization filter (see runtime/auth). */
+  auth?: AuthFilter | undefined;
 }
 
 type Queryable = Pool | PoolClient;
@@ -52,6 +55,7 @@ function filterConditions(filter: AssistantFilter, params: SqlParams): string[] 
   if (filter.metadata && Object.keys(filter.metadata).length) {
     conditions.push(`metadata @> ${params.add(jsonb(filter.metadata))}::jsonb`);
   }
+  if (filter.auth) conditions.push(`metadata @> ${params.add(jsonb(filter.auth))}::jsonb`);
   if (filter.graph_id) conditions.push(`graph_id = ${params.add(filter.graph_id)}`);
   if (filter.name) conditions.push(`name ILIKE ${params.add(`%${escapeLike(filter.name)}%`)}`);
   return conditions;
@@ -75,6 +79,15 @@ function wireColumns(select: readonly AssistantField[] | null | undefined): stri
 
 export class AssistantStore {
   constructor(private readonly pool: Pool) {}
+
+  /** Whether the row exists and matches an authorization filter (see runtime/auth). */
+  async visibility(id: string, filter: AuthFilter): Promise<Visible> {
+    const { rows } = await this.pool.query<{ visible: boolean }>(
+      'SELECT metadata @> $2::jsonb AS visible FROM assistants WHERE assistant_id = $1',
+      [id, jsonb(filter)],
+    );
+    return rows[0] === undefined ? 'missing' : rows[0].visible ? 'visible' : 'hidden';
+  }
 
   /** Inserts the assistant and its version 1; returns undefined when the id is taken. */
   async insert(

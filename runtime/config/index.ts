@@ -1,2 +1,7 @@
 export { loadLanggraphConfig, applyConfigEnv, ConfigFileError, type LoadedConfig } from './load.js';
-export { LanggraphConfigSchema, type LanggraphConfig, type HttpSettings } from './schema.js';
+export {
+  LanggraphConfigSchema,
+  type LanggraphConfig,
+  type HttpSettings,
+  type AuthSettings,
+} from './schema.js';

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { LanggraphConfigSchema, type LanggraphConfig } from './schema.js';
+import { unbuiltSettings } from './unbuilt.js';
 
 export class ConfigFileError extends Error {
   override name = 'ConfigFileError';
@@ -32,6 +33,9 @@ export function loadLanggraphConfig(path: string): LoadedConfig {
     });
     throw new ConfigFileError(`${absolute}: invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const unbuilt = unbuiltSettings(parsed.data);
+  if (unbuilt.length)
+    throw new ConfigFileError(`${absolute}: unsupported settings:\n  ${unbuilt.join('\n  ')}`);
   return { path: absolute, dir: dirname(absolute), config: parsed.data };
 }
 

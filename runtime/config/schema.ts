@@ -96,6 +96,21 @@ const CheckpointerConfig = z.strictObject({
   serde: z.record(z.string(), z.unknown()).optional(),
 });
 
+const SecurityRequirements = z.array(z.record(z.string(), z.array(z.string())));
+
+// `auth.openapi` describes the custom auth in the served OpenAPI document.
+const AuthConfig = z.strictObject({
+  path: z.string().min(1).optional(),
+  disable_studio_auth: z.boolean().optional(),
+  openapi: z
+    .strictObject({
+      securitySchemes: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+      security: SecurityRequirements.optional(),
+      paths: z.record(z.string(), z.record(z.string(), SecurityRequirements)).optional(),
+    })
+    .optional(),
+});
+
 export const LanggraphConfigSchema = z.strictObject({
   graphs: z.record(z.string().min(1), GraphEntry),
   env: z.union([z.string(), z.record(z.string(), z.string()), z.array(z.string())]).optional(),
@@ -112,7 +127,7 @@ export const LanggraphConfigSchema = z.strictObject({
   keep_pkg_tools: z.union([z.boolean(), z.array(z.string())]).optional(),
   store: StoreConfig.optional(),
   checkpointer: CheckpointerConfig.optional(),
-  auth: z.record(z.string(), z.unknown()).optional(),
+  auth: AuthConfig.optional(),
   encryption: z.record(z.string(), z.unknown()).optional(),
   http: HttpConfig.optional(),
   webhooks: WebhooksConfig.optional(),
@@ -123,3 +138,4 @@ export const LanggraphConfigSchema = z.strictObject({
 
 export type LanggraphConfig = z.infer<typeof LanggraphConfigSchema>;
 export type HttpSettings = z.infer<typeof HttpConfig>;
+export type AuthSettings = z.infer<typeof AuthConfig>;

@@ -43,7 +43,7 @@ export function cronRoutes(service: CronService): FastifyPluginAsyncZod {
       { schema: { tags, body: CronSearch.optional(), response: { 200: z.array(Cron.partial()) } } },
       async (req, reply) => {
         const body = req.body ?? {};
-        const { rows, total } = await service.search(body);
+        const { rows, total } = await service.search(body, req.authFilter);
         const next = (body.offset ?? 0) + rows.length;
         void reply.header('X-Pagination-Total', String(total));
         if (next < total) void reply.header('X-Pagination-Next', String(next));
@@ -54,7 +54,7 @@ export function cronRoutes(service: CronService): FastifyPluginAsyncZod {
     app.post(
       '/runs/crons/count',
       { schema: { tags, body: CronCount.optional(), response: { 200: z.number() } } },
-      (req) => service.count(req.body ?? {}),
+      (req) => service.count(req.body ?? {}, req.authFilter),
     );
 
     app.get(

@@ -15,6 +15,7 @@ import {
   type CronPatchBody,
   type CronSearchBody,
 } from './schemas.js';
+import type { AuthFilter } from '../auth/index.js';
 import type { CronFilter, CronRow, CronStore } from './store.js';
 
 export interface CronServiceDeps {
@@ -172,8 +173,11 @@ export class CronService {
     }
   }
 
-  async search(body: CronSearchBody): Promise<{ rows: Partial<CronRow>[]; total: number }> {
-    const filter = await this.filter(body);
+  async search(
+    body: CronSearchBody,
+    auth?: AuthFilter,
+  ): Promise<{ rows: Partial<CronRow>[]; total: number }> {
+    const filter = { ...(await this.filter(body)), auth };
     const select = (body.select?.filter((f) => f !== 'now') ?? CRON_FIELDS) as CronField[];
     const [rows, total] = await Promise.all([
       this.deps.store.search({
@@ -189,7 +193,7 @@ export class CronService {
     return { rows, total };
   }
 
-  async count(body: CronCountBody): Promise<number> {
-    return this.deps.store.count(await this.filter(body));
+  async count(body: CronCountBody, auth?: AuthFilter): Promise<number> {
+    return this.deps.store.count({ ...(await this.filter(body)), auth });
   }
 }

@@ -6,6 +6,7 @@ import {
   type Pool,
   type PoolClient,
 } from '../../common/db/index.js';
+import type { AuthFilter, Visible } from '../auth/index.js';
 import type { CronField } from './schemas.js';
 
 export interface CronRow {
@@ -30,6 +31,8 @@ export interface CronFilter {
   thread_id?: string | undefined;
   enabled?: boolean | undefined;
   metadata?: Record<string, unknown> | undefined;
+  /** The caller's authorization filter (see runtime/auth). */
+  auth?: AuthFilter | undefined;
 }
 
 type Queryable = Pool | PoolClient;
@@ -44,11 +47,21 @@ function conditions(filter: CronFilter, params: SqlParams): string[] {
   if (filter.enabled !== undefined) where.push(`enabled = ${params.add(filter.enabled)}`);
   if (filter.metadata && Object.keys(filter.metadata).length)
     where.push(`metadata @> ${params.add(jsonb(filter.metadata))}::jsonb`);
+  if (filter.auth) where.push(`metadata @> ${params.add(jsonb(filter.auth))}::jsonb`);
   return where;
 }
 
 export class CronStore {
   constructor(private readonly pool: Pool) {}
+
+  /** Whether the row exists and matches an authorization filter (see runtime/auth). */
+  async visibility(id: string, filter: AuthFilter): Promise<Visible> {
+    const { rows } = await this.pool.query<{ visible: boolean }>(
+      'SELECT metadata @> $2::jsonb AS visible FROM crons WHERE cron_id = $1',
+      [id, jsonb(filter)],
+    );
+    return rows[0] === undefined ? 'missing' : rows[0].visible ? 'visible' : 'hidden';
+  }
 
   async insert(cron: Writable): Promise<CronRow> {
     const { rows } = await this.pool.query<CronRow>(

@@ -10,7 +10,8 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Logger } from '../../common/logging/index.js';
 import type { Registry } from '../../common/metrics/index.js';
-import type { HttpSettings } from '../config/index.js';
+import type { AuthSettings, HttpSettings } from '../config/index.js';
+import { registerCustomAuth, type AuthLookups, type CustomAuth } from '../auth/index.js';
 import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
 import { cronRoutes, type CronService } from '../crons/index.js';
@@ -36,6 +37,9 @@ export interface AppDeps {
   apiKeys: string[];
   /** Keys of the deployment's workspace, checked with the control plane. */
   keyVerifier?: ControlPlaneKeyVerifier;
+  /** `auth.path` loaded: it replaces the API-key check. */
+  customAuth?: { auth: CustomAuth; lookups: AuthLookups } | undefined;
+  authSettings?: AuthSettings | undefined;
   http: HttpSettings;
   info: MetaInfo;
   assistants: AssistantService;
@@ -57,6 +61,34 @@ export interface AppDeps {
 function mountPrefix(value: string | undefined): string {
   const trimmed = (value ?? '').replace(/\/+$/, '');
   return trimmed === '' || trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+}
+
+/** `auth.openapi`: the security schemes and global requirements of the served document. */
+function openapiSecurity(auth: AuthSettings | undefined) {
+  const openapi = auth?.openapi;
+  return {
+    ...(openapi?.securitySchemes
+      ? // Passed through as the project wrote it, like the official servers do.
+        { components: { securitySchemes: openapi.securitySchemes as Record<string, never> } }
+      : {}),
+    ...(openapi?.security ? { security: openapi.security } : {}),
+  };
+}
+
+/** `auth.openapi.paths`: per-operation requirements, keyed by OpenAPI path and method. */
+function securityTransform(
+  auth: AuthSettings | undefined,
+  prefix: string,
+): typeof jsonSchemaTransform {
+  const paths = auth?.openapi?.paths;
+  if (!paths) return jsonSchemaTransform;
+  return (input) => {
+    const output = jsonSchemaTransform(input);
+    const path = input.url.slice(prefix.length).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const methods = [input.route.method].flat().map((m) => m.toLowerCase());
+    const security = methods.map((m) => paths[path]?.[m]).find((s) => s !== undefined);
+    return security ? { ...output, schema: { ...output.schema, security } } : output;
+  };
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -84,7 +116,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.responseLog) registerResponseLog(app, deps.responseLog, prefix);
   declareHttpErrors(app, prefix);
   await registerCors(app, deps.http.cors);
-  registerApiKeyAuth(app, deps.apiKeys, prefix, deps.keyVerifier);
+  if (deps.customAuth)
+    registerCustomAuth(app, deps.customAuth.auth, deps.customAuth.lookups, prefix);
+  else registerApiKeyAuth(app, deps.apiKeys, prefix, deps.keyVerifier);
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);
   registerRequestLog(app, deps.logger, deps.http.logging_headers);
@@ -94,8 +128,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(swagger, {
       openapi: {
         info: { title: 'Graphdock Agent Server', version: deps.info.version },
+        ...openapiSecurity(deps.authSettings),
       },
-      transform: jsonSchemaTransform,
+      transform: securityTransform(deps.authSettings, prefix),
       // Fills components.schemas from the zod schemas registered with an id.
       transformObject: jsonSchemaTransformObject,
     });

@@ -2,7 +2,8 @@
 // route itself, so the OpenAPI document lists them: 422 for input that breaks the route's schema
 // or a body that is not JSON, 413 for a body over the limit, 400 and 414 for a path the router
 // cannot decode or whose parameter is over its length limit, 401 without a valid API key (when
-// keys are configured), 503 when the control plane that checks keys cannot answer for a key.
+// keys are configured) or refused by the project's `authenticate`, 403 refused by its `on`
+// handlers (`auth.path`), 503 when the control plane that checks keys cannot answer for a key.
 // What a route raises itself (404, 409, ...) it declares in its own schema.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -27,6 +28,7 @@ export function declareHttpErrors(app: FastifyInstance, mountPrefix: string): vo
     if (!open.has(route.url)) {
       errors[401] = ErrorBody;
       errors[503] = ErrorBody;
+      errors[403] = ErrorBody;
     }
     // The router turns down a path that does not decode, or a path parameter over its length
     // limit, before the route sees it.

@@ -5,6 +5,7 @@ import { AppError, validationIssues } from '../../common/errors/index.js';
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
+    if (error.headers) void reply.headers(error.headers);
     return reply.code(error.status).send({ detail: error.detail });
   }
   if (hasZodFastifySchemaValidationErrors(error)) {

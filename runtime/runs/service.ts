@@ -124,6 +124,8 @@ interface PlannedRun {
   assistantUnchanged?: EmbeddedStatement;
   stateless: boolean;
   threadMetadata: Record<string, unknown>;
+  /** A thread the run creates also gets the run's metadata (the owner an auth handler added). */
+  newThreadMetadata: Record<string, unknown>;
   run: NewRun;
   opening: { events: RunEvent[]; notify: { channel: string; payload: string } };
 }
@@ -229,7 +231,8 @@ export class RunService {
           ? startRead?.(thread_id)
           : undefined;
       const args = [thread_id, planned.threadMetadata, planned.assistantUnchanged] as const;
-      const created = () => threads.newBusyThread(...args);
+      const created = () =>
+        threads.newBusyThread(thread_id, planned.newThreadMetadata, planned.assistantUnchanged);
       const attempts = planned.stateless
         ? [created]
         : [
@@ -322,6 +325,11 @@ export class RunService {
       ...(unchanged ? { assistantUnchanged: unchanged } : {}),
       stateless,
       threadMetadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+      newThreadMetadata: {
+        graph_id: assistant.graph_id,
+        assistant_id: assistant.assistant_id,
+        ...body.metadata,
+      },
       run: {
         run_id: runId,
         thread_id: targetThread,
@@ -343,16 +351,16 @@ export class RunService {
     body: RunCreateBody,
     start?: RunStart,
   ): Promise<CreatedRun> {
-    const { stateless, threadMetadata } = planned;
+    const { stateless, threadMetadata, newThreadMetadata } = planned;
     const targetThread = planned.run.thread_id;
     const strategy = planned.run.multitask_strategy;
     let threadReady = stateless
-      ? await this.deps.threads.createForRun(targetThread, threadMetadata, db)
+      ? await this.deps.threads.createForRun(targetThread, newThreadMetadata, db)
       : await this.deps.threads.lockForRun(targetThread, threadMetadata, db);
     if (!threadReady && body.if_not_exists === 'create') {
       // Another request may create it first; then it is locked like any existing thread.
       threadReady =
-        (await this.deps.threads.createForRun(targetThread, threadMetadata, db)) ||
+        (await this.deps.threads.createForRun(targetThread, newThreadMetadata, db)) ||
         (await this.deps.threads.lockForRun(targetThread, threadMetadata, db));
     }
     if (!threadReady) throw notFound(`Thread with ID ${targetThread} not found`);

@@ -48,7 +48,7 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
       },
       async (req, reply) => {
         const body = req.body ?? {};
-        const { rows, hasMore } = await service.search(body);
+        const { rows, hasMore } = await service.search(body, req.authFilter);
         if (hasMore)
           void reply.header('X-Pagination-Next', String((body.offset ?? 0) + rows.length));
         return rows.map((r) => threadBody(r));
@@ -58,7 +58,7 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
     app.post(
       '/threads/count',
       { schema: { tags, body: ThreadCount.optional(), response: { 200: z.number() } } },
-      (req) => service.count(req.body ?? {}),
+      (req) => service.count(req.body ?? {}, req.authFilter),
     );
 
     app.post('/threads/prune', { schema: { tags, body: PruneBody } }, (req) =>

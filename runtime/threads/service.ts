@@ -37,6 +37,7 @@ import type {
 } from './schemas.js';
 import { threadInsertBatcher, type ThreadInsertBatcher } from './insert-batcher.js';
 import { threadRowLoader, type ThreadRowLoader } from './row-loader.js';
+import type { AuthFilter } from '../auth/index.js';
 import type { ThreadRow, ThreadStore, Ttl } from './store.js';
 
 export interface ThreadServiceDeps {
@@ -434,8 +435,9 @@ export class ThreadService {
     if (ids.length) await this.deleteMany(ids);
   }
 
-  search(body: ThreadSearchBody) {
+  search(body: ThreadSearchBody, auth?: AuthFilter) {
     return this.deps.store.search({
+      auth,
       metadata: body.metadata,
       values: body.values,
       status: body.status,
@@ -448,8 +450,8 @@ export class ThreadService {
     });
   }
 
-  count(body: ThreadCountBody): Promise<number> {
-    return this.deps.store.count(body);
+  count(body: ThreadCountBody, auth?: AuthFilter): Promise<number> {
+    return this.deps.store.count({ ...body, auth });
   }
 
   async copy(threadId: string): Promise<ThreadRow> {

@@ -7,6 +7,7 @@ import {
   type Pool,
   type PoolClient,
 } from '../../common/db/index.js';
+import type { AuthFilter, Visible } from '../auth/index.js';
 import { THREAD_FIELDS, type ThreadField, type ThreadStatus } from './schemas.js';
 
 export interface ThreadRow {
@@ -30,6 +31,8 @@ export interface ThreadFilter {
   values?: Record<string, unknown> | null | undefined;
   status?: ThreadStatus | null | undefined;
   ids?: string[] | null | undefined;
+  /** The caller's authorization filter (see runtime/auth). */
+  auth?: AuthFilter | undefined;
 }
 
 export interface Ttl {
@@ -78,6 +81,7 @@ function conditions(filter: ThreadFilter, params: SqlParams): string[] {
   if (filter.values && Object.keys(filter.values).length) {
     out.push(`"values" @> ${params.add(jsonb(filter.values))}::jsonb`);
   }
+  if (filter.auth) out.push(`metadata @> ${params.add(jsonb(filter.auth))}::jsonb`);
   if (filter.status) out.push(`status = ${params.add(filter.status)}`);
   if (filter.ids?.length) out.push(`thread_id = ANY(${params.add(filter.ids)}::uuid[])`);
   return out;
@@ -85,6 +89,24 @@ function conditions(filter: ThreadFilter, params: SqlParams): string[] {
 
 export class ThreadStore {
   constructor(private readonly pool: Pool) {}
+
+  /** Whether the row exists and matches an authorization filter (see runtime/auth). */
+  async visibility(id: string, filter: AuthFilter): Promise<Visible> {
+    const { rows } = await this.pool.query<{ visible: boolean }>(
+      `SELECT metadata @> $2::jsonb AS visible FROM threads WHERE thread_id = $1`,
+      [id, jsonb(filter)],
+    );
+    return rows[0] === undefined ? 'missing' : rows[0].visible ? 'visible' : 'hidden';
+  }
+
+  /** The ids among `ids` whose threads exist and match an authorization filter. */
+  async visibleIds(ids: string[], filter: AuthFilter): Promise<string[]> {
+    const { rows } = await this.pool.query<{ thread_id: string }>(
+      'SELECT thread_id FROM threads WHERE thread_id = ANY($1::uuid[]) AND metadata @> $2::jsonb',
+      [ids, jsonb(filter)],
+    );
+    return rows.map((r) => r.thread_id);
+  }
 
   /** Inserts a thread; undefined when the id is taken. */
   async insert(thread: NewThread, db: Queryable = this.pool): Promise<ThreadRow | undefined> {
@@ -395,7 +417,9 @@ export class ThreadStore {
   /** Whether a containment filter matches fewer than SPARSE_MATCHES threads (a bounded count). */
   private async isSparse(filter: ThreadFilter, where: string, values: unknown[]): Promise<boolean> {
     const contains =
-      Object.keys(filter.metadata ?? {}).length > 0 || Object.keys(filter.values ?? {}).length > 0;
+      Object.keys(filter.metadata ?? {}).length > 0 ||
+      Object.keys(filter.values ?? {}).length > 0 ||
+      filter.auth !== undefined;
     if (!contains) return false;
     const { rows } = await this.pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM threads ${where} LIMIT ${SPARSE_MATCHES}) AS probe`,

@@ -1,0 +1,58 @@
+// Custom auth on the HTTP server: `authenticate` on every request (replacing the API-key check),
+// then the route's authorization rule once its body and params are parsed.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CustomAuth } from './custom-auth.js';
+import { Authz, RULES } from './policy.js';
+import type { AuthContext, AuthFilter, AuthLookups, RunAuthExtras } from './types.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The user `authenticate` returned; undefined without custom auth. */
+    authContext?: AuthContext | undefined;
+    /** The `search` handler's filter, for the route to pass to the store. */
+    authFilter?: AuthFilter | undefined;
+    /** Metadata and config an A2A run gets from `threads:create_run`. */
+    authRun?: RunAuthExtras | undefined;
+  }
+}
+
+/** Paths open to everyone, as on the official server (liveness and server info). */
+const OPEN = ['/ok', '/info'];
+
+/** The request as a WHATWG `Request`, the shape `authenticate` receives on the official server. */
+function asFetchRequest(req: FastifyRequest): Request {
+  const headers = new Headers();
+  const raw = req.raw.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    // HTTP/2 pseudo-headers are not header names to the Fetch API.
+    if (!name.startsWith(':')) headers.append(name, raw[i + 1] ?? '');
+  }
+  return new Request(`${req.protocol}://${req.host}${req.url}`, { method: req.method, headers });
+}
+
+export function registerCustomAuth(
+  app: FastifyInstance,
+  auth: CustomAuth,
+  lookups: AuthLookups,
+  mountPrefix: string,
+): void {
+  const open = new Set(OPEN.map((p) => `${mountPrefix}${p}`));
+  app.decorateRequest('authContext', undefined);
+  app.decorateRequest('authFilter', undefined);
+  app.decorateRequest('authRun', undefined);
+  app.addHook('onRequest', async (req) => {
+    const path = req.url.split('?')[0] ?? '';
+    if (open.has(path) || req.method === 'OPTIONS') return;
+    req.authContext = await auth.authenticate(asFetchRequest(req));
+  });
+  const authorizes = auth.authorizes;
+  app.addHook('preHandler', async (req) => {
+    const route = req.routeOptions.url;
+    if (route === undefined) return;
+    const rule = RULES[`${req.method} ${route.slice(mountPrefix.length)}`];
+    // Runs are created with the user in their config even when no `on` handler exists.
+    if (rule && (authorizes || req.authContext))
+      await rule(req, new Authz(auth, lookups, req.authContext));
+  });
+}

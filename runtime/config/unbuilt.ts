@@ -1,0 +1,58 @@
+// Settings of the official schema that Graphdock does not implement yet. Accepting one and
+// ignoring it would silently serve a project differently from what it asks for (worst case:
+// unprotected), so loading refuses them with a message naming each.
+import type { LanggraphConfig } from './schema.js';
+
+interface Unbuilt {
+  key: string;
+  /** Whether the config uses the setting in a way that needs the missing feature. */
+  used(config: LanggraphConfig): boolean;
+  why: string;
+}
+
+const UNBUILT: Unbuilt[] = [
+  {
+    key: 'http.app',
+    used: (c) => c.http?.app !== undefined,
+    why: 'custom routes and middleware are not supported yet',
+  },
+  {
+    key: 'http.middleware_order',
+    used: (c) => c.http?.middleware_order !== undefined,
+    why: 'it orders the middleware of `http.app`, which is not supported yet',
+  },
+  {
+    key: 'http.enable_custom_route_auth',
+    used: (c) => c.http?.enable_custom_route_auth !== undefined,
+    why: 'it protects the routes of `http.app`, which is not supported yet',
+  },
+  {
+    // `true` turns off a feature that is not served anyway: a no-op, so accepted.
+    key: 'http.disable_mcp',
+    used: (c) => c.http?.disable_mcp === false,
+    why: 'the MCP endpoint is not served yet (`true` is accepted: there is nothing to turn off)',
+  },
+  {
+    key: 'http.disable_ui',
+    used: (c) => c.http?.disable_ui === false,
+    why: 'generative UI is not served yet (`true` is accepted: there is nothing to turn off)',
+  },
+  { key: 'ui', used: (c) => c.ui !== undefined, why: 'generative UI is not supported yet' },
+  {
+    key: 'ui_config',
+    used: (c) => c.ui_config !== undefined,
+    why: 'generative UI is not supported yet',
+  },
+  {
+    key: 'encryption',
+    used: (c) => c.encryption !== undefined,
+    why: 'custom encryption at rest is not supported yet',
+  },
+];
+
+/** One line per setting the config uses that Graphdock cannot honour; empty when it can. */
+export function unbuiltSettings(config: LanggraphConfig): string[] {
+  return UNBUILT.filter((u) => u.used(config)).map(
+    (u) => `${u.key}: not supported by Graphdock: ${u.why}; remove it to start`,
+  );
+}

@@ -1,0 +1,54 @@
+// Settings of the official schema that Graphdock does not implement stop loading with a message
+// naming them, instead of being accepted and ignored.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadLanggraphConfig } from '../../runtime/config/index.js';
+import { runCli } from '../support/server.js';
+
+function configFile(extra: Record<string, unknown>) {
+  const path = join(mkdtempSync(join(tmpdir(), 'gd-unbuilt-')), 'langgraph.json');
+  writeFileSync(path, JSON.stringify({ graphs: {}, ...extra }));
+  return path;
+}
+const load = (extra: Record<string, unknown>) => loadLanggraphConfig(configFile(extra));
+
+describe('settings that are not built', () => {
+  it.each([
+    [{ http: { app: './app.ts:app' } }, 'http.app'],
+    [{ http: { middleware_order: 'auth_first' } }, 'http.middleware_order'],
+    [{ http: { enable_custom_route_auth: true } }, 'http.enable_custom_route_auth'],
+    [{ http: { disable_mcp: false } }, 'http.disable_mcp'],
+    [{ http: { disable_ui: false } }, 'http.disable_ui'],
+    [{ ui: { chat: './ui.tsx' } }, 'ui'],
+    [{ ui_config: { shared: ['react'] } }, 'ui_config'],
+    [{ encryption: { path: './enc.ts:enc' } }, 'encryption'],
+  ])('%j is refused, naming %s', (extra, key) => {
+    expect(() => load(extra)).toThrow(new RegExp(`\\b${key.replace('.', '\\.')}: not supported`));
+  });
+
+  it('names every unsupported setting at once', () => {
+    expect(() => load({ http: { app: './a.ts:app' }, ui: {} })).toThrow(
+      /http\.app: not supported[\s\S]*\bui: not supported/,
+    );
+  });
+
+  it('accepts turning off features that are not served, and logging_headers', () => {
+    const { config } = load({
+      http: { disable_mcp: true, disable_ui: true, logging_headers: { includes: ['x-*'] } },
+    });
+    expect(config.http).toMatchObject({ disable_mcp: true, disable_ui: true });
+  });
+});
+
+describe('the server with a setting that is not built', () => {
+  it('does not start, and says why', async () => {
+    const { code, output } = await runCli(
+      ['runtime', '--config', configFile({ http: { app: './app.ts:app' } })],
+      { DATABASE_URL: 'postgres://nowhere.invalid/x' },
+    );
+    expect(code).toBe(1);
+    expect(output).toMatch(/http\.app: not supported by Graphdock/);
+  }, 30_000);
+});
