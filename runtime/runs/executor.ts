@@ -69,6 +69,8 @@ export interface ExecutorDeps {
   threads: ThreadService;
   graphs: GraphRegistry;
   logger: Logger;
+  /** Tracing of graph runs (traces/): the callbacks each run gets, when tracing is on. */
+  tracing?: { callbacks(): unknown[] } | undefined;
 }
 
 function errorOf(err: unknown): { error: string; message: string } {
@@ -192,6 +194,7 @@ export class RunExecutor {
           assistant_id: assistant.assistant_id,
         },
         ...(kwargs.config?.tags ? { tags: kwargs.config.tags as string[] } : {}),
+        ...(this.deps.tracing ? { callbacks: this.deps.tracing.callbacks() as never } : {}),
         ...(typeof kwargs.config?.recursion_limit === 'number'
           ? { recursionLimit: kwargs.config.recursion_limit }
           : {}),
