@@ -194,7 +194,10 @@ export class RunExecutor {
           assistant_id: assistant.assistant_id,
         },
         ...(kwargs.config?.tags ? { tags: kwargs.config.tags as string[] } : {}),
-        ...(this.deps.tracing ? { callbacks: this.deps.tracing.callbacks() as never } : {}),
+        // Traced, the graph's root run is the run itself (run_id = trace id).
+        ...(this.deps.tracing
+          ? { callbacks: this.deps.tracing.callbacks() as never, runId: run.run_id }
+          : {}),
         ...(typeof kwargs.config?.recursion_limit === 'number'
           ? { recursionLimit: kwargs.config.recursion_limit }
           : {}),
