@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client, RunTree } from 'langsmith';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../common/logging/index.js';
+import { createTraceService } from '../../traces/index.js';
 import { runTracesPython, TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
 
 const api = useTraceApi();
@@ -232,6 +234,35 @@ describe('trace ingest and reads with the official SDKs', () => {
       headers: { 'x-tenant-id': api.workspaceId },
     });
     expect(forbidden.status).toBe(403);
+  });
+
+  it("sweeps runs past their workspace's retention, in its own workspace only", async () => {
+    const team = await api.newWorkspace('short-retention');
+    const put = await http('/trace-retention', {
+      method: 'PUT',
+      json: { ttl_days: 7 },
+      key: team.key,
+    });
+    expect(await put.json()).toEqual({ ttl_days: 7, default: false });
+    const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
+    const post = (key: string, id: string, start: string) =>
+      http('/runs', {
+        method: 'POST',
+        key,
+        json: { id, name: 'r', run_type: 'chain', start_time: start, inputs: {} },
+      });
+    const [old, recent, otherOld] = [randomUUID(), randomUUID(), randomUUID()];
+    await post(team.key, old, daysAgo(10));
+    await post(team.key, recent, daysAgo(2));
+    // The bootstrap workspace keeps the default 14 days.
+    await post(TRACES_BOOTSTRAP_KEY, otherOld, daysAgo(10));
+
+    const sweeper = await createTraceService(api.pool, createLogger({ level: 'silent' }));
+    expect(await sweeper.sweepExpired()).toBeGreaterThanOrEqual(1);
+    const status = async (key: string, id: string) => (await http(`/runs/${id}`, { key })).status;
+    expect(await status(team.key, old)).toBe(404);
+    expect(await status(team.key, recent)).toBe(200);
+    expect(await status(TRACES_BOOTSTRAP_KEY, otherOld)).toBe(200);
   });
 
   it("takes the traces of PyPI's langsmith and reads them back with it", async () => {
