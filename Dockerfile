@@ -29,6 +29,7 @@ COPY cli ./cli
 COPY common ./common
 COPY runtime ./runtime
 COPY api ./api
+COPY traces ./traces
 COPY operator ./operator
 COPY crds ./crds
 COPY examples ./examples

@@ -10,6 +10,7 @@ import { buildControlPlaneApp } from './http/index.js';
 import { KubeResources } from './kube/index.js';
 import { ListenerService } from './listeners/index.js';
 import { TenancyService, TenancyStore, type BootstrapSettings } from './tenancy/index.js';
+import { createTraceService, type TraceSettings } from '../traces/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -23,6 +24,8 @@ export interface ControlPlaneOptions {
   bootstrap?: BootstrapSettings;
   /** Namespaces the api reads and writes namespaced resources in; empty: all. */
   watchNamespaces?: readonly string[];
+  /** The trace store's settings (retention); see docs/traces.md. */
+  traces?: Partial<TraceSettings>;
   /** Defaults to KUBECONFIG / in-cluster service account, like kubectl. */
   kubeConfig?: KubeConfig;
   /** Builds the Kubernetes client; tests substitute one that fails at a chosen write. */
@@ -61,6 +64,11 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       logger.child({ context: 'tenancy' }),
     );
     if (options.bootstrap) await tenancy.bootstrap(options.bootstrap);
+    const traces = await createTraceService(
+      pool,
+      logger.child({ context: 'traces' }),
+      options.traces,
+    );
 
     let kubeConfig = options.kubeConfig;
     if (!kubeConfig) {
@@ -80,6 +88,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       tenancy,
       listeners,
       deployments,
+      traces,
       checkReady: async () => {
         await pool.query('SELECT 1');
       },
@@ -91,11 +100,19 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       },
       'control plane ready',
     );
+    const sweep = setInterval(() => {
+      traces.sweepExpired().then(
+        (n) => n && logger.info({ swept: n }, 'expired traces swept'),
+        (err: unknown) => logger.warn({ err }, 'trace retention sweep failed'),
+      );
+    }, 60_000);
+    sweep.unref();
     return {
       app,
       pool,
       tenancy,
       close: async () => {
+        clearInterval(sweep);
         await app.close();
         await pool.end();
       },

@@ -121,6 +121,8 @@ export async function runDev(options: ServeOptions): Promise<number> {
       webhooks: env.webhooks,
       a2a: env.a2a,
       responseLog: env.responseLog,
+      // The dev server is its own trace store (see docs/traces.md).
+      devTraces: { url: `http://${selfHost(host)}:${port}` },
     });
     return await serve(
       runtime,
@@ -134,6 +136,13 @@ export async function runDev(options: ServeOptions): Promise<number> {
     await embedded?.stop();
     throw err;
   }
+}
+
+/** Where this process reaches its own listener. */
+function selfHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 export async function runMigrate(): Promise<number> {

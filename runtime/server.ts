@@ -17,6 +17,13 @@ import {
   latestCheckpointReadOf,
 } from './checkpoints/index.js';
 import { CronScheduler, CronService, CronStore } from './crons/index.js';
+import {
+  createTraceService,
+  DEV_TRACES_TENANT,
+  resolveTracingTarget,
+  RuntimeTracing,
+  traceRoutes,
+} from '../traces/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry, registerSdkLogger } from './graphs/index.js';
 import { buildApp, ControlPlaneKeyVerifier, type ControlPlaneAuthSettings } from './http/index.js';
@@ -55,6 +62,11 @@ export interface RuntimeOptions {
   webhooks?: WebhookSettings;
   a2a?: ProcessEnv['a2a'];
   responseLog?: string | undefined;
+  /**
+   * `graphdock dev`: serve the trace store under /api/v1 and trace into it through `url` (this
+   * server's own address).
+   */
+  devTraces?: { url: string; ttlDays?: number };
 }
 
 const DEFAULT_RUNS = {
@@ -163,6 +175,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger: logger.child({ context: 'webhooks' }),
     });
     await notifier.start();
+    const tracesPrefix = (
+      loaded.config.http?.mount_prefix ??
+      process.env.MOUNT_PREFIX ??
+      ''
+    ).replace(/\/+$/, '');
+    const traceService = options.devTraces
+      ? await createTraceService(pool, logger.child({ context: 'traces' }), {
+          ...(options.devTraces.ttlDays ? { defaultTtlDays: options.devTraces.ttlDays } : {}),
+        })
+      : undefined;
+    const tracingTarget = resolveTracingTarget(process.env, {
+      project: 'default',
+      ...(options.devTraces
+        ? { endpoint: `${options.devTraces.url}${tracesPrefix}/api/v1`, apiKey: options.apiKeys[0] }
+        : {}),
+    });
+    const tracing = tracingTarget
+      ? new RuntimeTracing(tracingTarget, metrics, logger.child({ context: 'tracing' }))
+      : undefined;
     const runStore = new RunStore(pool, webhooks.onRunsFinished, (channel, payload) => {
       void notifier.notifyCommitted(channel, payload);
     });
@@ -176,6 +207,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       graphs,
       logger: logger.child({ context: 'runs' }),
+      tracing,
     });
     const worker = new RunWorker(
       runStore,
@@ -271,6 +303,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       checkDb: async () => {
         await pool.query('SELECT 1');
       },
+      routeGroups: traceService
+        ? [
+            {
+              name: 'traces',
+              routes: traceRoutes(traceService, {
+                version: GRAPHDOCK_VERSION,
+                tenantOf: () => DEV_TRACES_TENANT,
+              }),
+            },
+          ]
+        : [],
     });
 
     const stopSweepers = startSweepers(
@@ -281,6 +324,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           run: () => threads.sweepExpired(threadTtl.sweepLimit),
         },
         { name: 'store', intervalMs: storeConfig.sweepIntervalMs, run: () => store.sweepExpired() },
+        ...(traceService
+          ? [{ name: 'traces', intervalMs: 60_000, run: () => traceService.sweepExpired() }]
+          : []),
         {
           // Finished runs' event logs stay only as long as a client may still join or resume.
           name: 'run events',
@@ -313,6 +359,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await worker.stop(runSettings.shutdownGraceMs);
         // Runs still here were handed back: their streams end, to be resumed elsewhere.
         runEvents.close();
+        // Traces of the last runs, before this server (the dev store) stops taking them.
+        await tracing?.flush();
         await app.close();
         await webhooks.stop(5_000);
         await notifier.stop();

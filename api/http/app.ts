@@ -10,7 +10,8 @@ import type { Logger } from '../../common/logging/index.js';
 import { deploymentRoutes, type DeploymentService } from '../deployments/index.js';
 import { listenerRoutes, type ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
-import { registerAuth, verifyKeyRoute } from '../auth/index.js';
+import { principalOf, registerAuth, verifyKeyRoute } from '../auth/index.js';
+import { traceRoutes, type TraceService } from '../../traces/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 
 export interface ControlPlaneAppDeps {
@@ -19,6 +20,7 @@ export interface ControlPlaneAppDeps {
   tenancy: TenancyService;
   listeners: ListenerService;
   deployments: DeploymentService;
+  traces: TraceService;
   checkReady: () => Promise<void>;
 }
 
@@ -74,5 +76,12 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
   verifyKeyRoute(app);
   await app.register(listenerRoutes(deps.listeners));
   await app.register(deploymentRoutes(deps.deployments));
+  // LangSmith-compatible trace ingest and reads; the tenant is the key's workspace.
+  await app.register(
+    traceRoutes(deps.traces, {
+      version: deps.version,
+      tenantOf: (req) => principalOf(req).workspace.id,
+    }),
+  );
   return app;
 }

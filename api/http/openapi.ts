@@ -4,6 +4,7 @@ import { createLogger } from '../../common/logging/index.js';
 import type { DeploymentService } from '../deployments/index.js';
 import type { ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
+import type { TraceService } from '../../traces/index.js';
 import { buildControlPlaneApp } from './app.js';
 
 function unavailable<T extends object>(name: string): T {
@@ -21,6 +22,7 @@ export async function buildControlPlaneOpenApi(version: string): Promise<unknown
     tenancy: unavailable<TenancyService>('tenancy'),
     listeners: unavailable<ListenerService>('listeners'),
     deployments: unavailable<DeploymentService>('deployments'),
+    traces: unavailable<TraceService>('traces'),
     checkReady: () => Promise.resolve(),
   });
   await app.ready();

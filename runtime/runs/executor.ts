@@ -77,6 +77,8 @@ export interface ExecutorDeps {
   threads: ThreadService;
   graphs: GraphRegistry;
   logger: Logger;
+  /** Tracing of graph runs (traces/): the callbacks each run gets, when tracing is on. */
+  tracing?: { callbacks(): unknown[] } | undefined;
 }
 
 function errorOf(err: unknown): { error: string; message: string } {
@@ -237,6 +239,10 @@ export class RunExecutor {
           assistant_id: assistant.assistant_id,
         },
         ...(kwargs.config?.tags ? { tags: kwargs.config.tags as string[] } : {}),
+        // Traced, the graph's root run is the run itself (run_id = trace id).
+        ...(this.deps.tracing
+          ? { callbacks: this.deps.tracing.callbacks() as never, runId: run.run_id }
+          : {}),
         ...(typeof kwargs.config?.recursion_limit === 'number'
           ? { recursionLimit: kwargs.config.recursion_limit }
           : {}),

@@ -1,0 +1,242 @@
+// Trace store benchmarks:
+// 1. Ingest: the official langsmith JS Client (auto-batching, multipart) sends traces of 5 runs
+//    (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on PostgreSQL;
+//    runs/s from the first create to the last flushed batch, p50/p99 of the batch requests.
+// 2. Runtime cost: agent runs/s (threadless `runs.wait`, 8 clients) of a real `graphdock runtime`
+//    tracing into that api, against the same runtime with LANGSMITH_TRACING=false; alternating
+//    windows, medians.
+//
+//   npx tsx bench/traces/run.ts [--traces 4000] [--duration 10] [--repeats 3]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client as AgentClient } from '@langchain/langgraph-sdk';
+import { Client, RunTree } from 'langsmith';
+import pg from 'pg';
+import { freePort, startPostgresServer } from '../../common/db/index.js';
+
+const REPO_ROOT = join(import.meta.dirname, '..', '..');
+const KEY = 'gdk_bench_traces_key_0123456789abcdef';
+const { values } = parseArgs({
+  options: {
+    traces: { type: 'string', default: '4000' },
+    duration: { type: 'string', default: '10' },
+    repeats: { type: 'string', default: '3' },
+    clients: { type: 'string', default: '8' },
+  },
+});
+
+function start(command: string, env: Record<string, string>, port: number): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'bin', 'graphdock.mjs'),
+      command,
+      '--config',
+      join(REPO_ROOT, 'examples', 'langgraph.json'),
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  return child;
+}
+
+async function waitOk(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`${url}/ok`)).ok) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never answered /ok`);
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+const median = (xs: number[]) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
+
+async function benchIngest(endpoint: string, traces: number) {
+  const durations: number[] = [];
+  const timed: typeof fetch = async (input, init) => {
+    const started = performance.now();
+    const res = await fetch(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url.endsWith('/runs/multipart')) durations.push(performance.now() - started);
+    return res;
+  };
+  const client = new Client({ apiUrl: endpoint, apiKey: KEY, fetchImplementation: timed });
+  const big = { messages: [{ role: 'user', content: 'x'.repeat(400) }] };
+  const started = performance.now();
+  for (let t = 0; t < traces; t++) {
+    const root = new RunTree({
+      name: 'app',
+      run_type: 'chain',
+      inputs: big,
+      client,
+      project_name: 'bench',
+      metadata: { thread_id: `t${t % 100}` },
+    });
+    await root.postRun();
+    for (const [name, type] of [
+      ['model', 'llm'],
+      ['tool', 'tool'],
+      ['step1', 'chain'],
+      ['step2', 'chain'],
+    ] as const) {
+      const child = root.createChild({ name, run_type: type, inputs: big });
+      await child.postRun();
+      await child.end(
+        type === 'llm'
+          ? { usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 }, ...big }
+          : big,
+      );
+      await child.patchRun();
+    }
+    await root.end(big);
+    await root.patchRun();
+    // Let the SDK's timers send while runs are produced, as a traced app would.
+    if (t % 50 === 49) await new Promise((r) => setImmediate(r));
+  }
+  await client.awaitPendingTraceBatches();
+  const seconds = (performance.now() - started) / 1000;
+  const sorted = [...durations].sort((a, b) => a - b);
+  return {
+    runs: traces * 5,
+    seconds: Number(seconds.toFixed(2)),
+    runsPerSecond: Math.round((traces * 5) / seconds),
+    batches: durations.length,
+    flushP50Ms: Math.round(quantile(sorted, 0.5)),
+    flushP99Ms: Math.round(quantile(sorted, 0.99)),
+  };
+}
+
+async function agentThroughput(url: string, clients: number, durationMs: number): Promise<number> {
+  const agent = new AgentClient({ apiUrl: url, apiKey: null });
+  const deadline = Date.now() + durationMs;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() < deadline) {
+        await agent.runs.wait(null, 'agent', {
+          input: { messages: [{ role: 'user', content: 'add 2 and 3' }] },
+        });
+        done++;
+      }
+    }),
+  );
+  return done / (durationMs / 1000);
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'graphdock-bench-traces-'));
+  const server = await startPostgresServer({ dataDir: join(dir, 'pg'), ephemeral: true });
+  const children: ChildProcess[] = [];
+  try {
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    for (const db of ['bench_api', 'bench_on', 'bench_off'])
+      await admin.query(`CREATE DATABASE ${db}`);
+    await admin.end();
+    const dbUrl = (name: string) =>
+      Object.assign(new URL(server.url), { pathname: `/${name}` }).toString();
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'n', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'n', user: { token: 't' } }],
+        contexts: [{ name: 'n', context: { cluster: 'n', user: 'n' } }],
+        'current-context': 'n',
+      }),
+    );
+
+    const apiPort = await freePort();
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    children.push(
+      start(
+        'api',
+        {
+          DATABASE_URL: dbUrl('bench_api'),
+          KUBECONFIG: kubeconfig,
+          GRAPHDOCK_BOOTSTRAP_API_KEY: KEY,
+        },
+        apiPort,
+      ),
+    );
+    await waitOk(apiUrl);
+    // Warm-up (partitions, session, JIT), then the measured run.
+    await benchIngest(`${apiUrl}/api/v1`, 200);
+    const ingest = await benchIngest(`${apiUrl}/api/v1`, Number(values.traces));
+    console.log('ingest', ingest);
+
+    const onPort = await freePort();
+    const offPort = await freePort();
+    children.push(
+      start(
+        'runtime',
+        {
+          DATABASE_URL: dbUrl('bench_on'),
+          GRAPHDOCK_TRACES_ENDPOINT: `${apiUrl}/api/v1`,
+          GRAPHDOCK_TRACES_API_KEY: KEY,
+          GRAPHDOCK_DEPLOYMENT_NAME: 'bench',
+        },
+        onPort,
+      ),
+    );
+    children.push(
+      start('runtime', { DATABASE_URL: dbUrl('bench_off'), LANGSMITH_TRACING: 'false' }, offPort),
+    );
+    const on = `http://127.0.0.1:${onPort}`;
+    const off = `http://127.0.0.1:${offPort}`;
+    await waitOk(on);
+    await waitOk(off);
+    const clients = Number(values.clients);
+    const ms = Number(values.duration) * 1000;
+    await agentThroughput(on, clients, 3000);
+    await agentThroughput(off, clients, 3000);
+    const rates = { on: [] as number[], off: [] as number[] };
+    for (let i = 0; i < Number(values.repeats); i++) {
+      rates.off.push(await agentThroughput(off, clients, ms));
+      rates.on.push(await agentThroughput(on, clients, ms));
+    }
+    const runtime = {
+      clients,
+      tracingOffRunsPerSecond: Number(median(rates.off).toFixed(1)),
+      tracingOnRunsPerSecond: Number(median(rates.on).toFixed(1)),
+      windows: rates,
+      cost: `${(100 * (1 - median(rates.on) / median(rates.off))).toFixed(1)}%`,
+    };
+    console.log('runtime', runtime);
+    console.log(JSON.stringify({ cpus: cpus().length, ingest, runtime }, null, 2));
+  } finally {
+    for (const child of children) await stop(child);
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

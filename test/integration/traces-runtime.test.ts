@@ -1,0 +1,191 @@
+// The runtime traces every graph run with the official langsmith tracer: `graphdock dev` into
+// its own store, a deployed runtime into the control plane's; thread_id, run_id, graph_id and
+// assistant_id on every run of the trace; a trace endpoint that is down costs runs nothing.
+import { Client as AgentClient } from '@langchain/langgraph-sdk';
+import { Client, type Run } from 'langsmith';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { startServer, type RunningServer } from '../support/server.js';
+import { useTraceApi } from '../support/traces.js';
+
+const hi = (text: string) => ({ messages: [{ role: 'user', content: text }] });
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+/** The runs of trace `traceId`, once its root has ended (traces are sent in the background). */
+async function traceOf(ls: Client, traceId: string, project: string): Promise<Run[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const runs = await collect(ls.listRuns({ projectName: project, traceId })).catch(
+      () => [] as Run[],
+    );
+    const root = runs.find((r) => r.id === traceId);
+    if (root?.end_time && runs.every((r) => r.end_time)) return runs;
+    if (Date.now() > deadline) throw new Error(`trace ${traceId} incomplete: ${runs.length} runs`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function expectThreadOnEveryRun(
+  runs: Run[],
+  ids: { thread_id: string; run_id: string; graph_id: string },
+) {
+  for (const run of runs) {
+    const metadata = (run.extra as { metadata: Record<string, unknown> }).metadata;
+    expect(metadata, `${run.run_type} ${run.name}`).toMatchObject(ids);
+    expect(typeof metadata.assistant_id, run.name).toBe('string');
+  }
+}
+
+async function withDatabase(): Promise<TestDatabase> {
+  return createTestDatabase(inject('pgAdminUrl'));
+}
+
+describe('graphdock dev traces into its own store', () => {
+  let db: TestDatabase;
+  let dev: RunningServer;
+  beforeAll(async () => {
+    db = await withDatabase();
+    dev = await startServer({ command: 'dev', databaseUrl: db.url });
+  }, 120_000);
+  afterAll(async () => {
+    await dev?.stop();
+    await db?.drop();
+  });
+
+  it('traces the tool-calling agent: thread_id on the run and every child, project default', async () => {
+    const agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
+    const thread = await agent.threads.create();
+    const run = await agent.runs.create(thread.thread_id, 'agent', { input: hi('add 2 and 3') });
+    await agent.runs.join(thread.thread_id, run.run_id);
+
+    const ls = new Client({ apiUrl: `${dev.url}/api/v1` });
+    const runs = await traceOf(ls, run.run_id, 'default');
+    // The graph, its nodes, the model (twice: before and after the tool) and the tool.
+    expect(runs.filter((r) => r.run_type === 'llm')).toHaveLength(2);
+    expect(runs.filter((r) => r.run_type === 'tool').map((r) => r.name)).toEqual(['add']);
+    expect(runs.length).toBeGreaterThan(5);
+    expectThreadOnEveryRun(runs, {
+      thread_id: thread.thread_id,
+      run_id: run.run_id,
+      graph_id: 'agent',
+    });
+    const root = runs.find((r) => r.id === run.run_id)!;
+    expect(root.parent_run_id).toBeNull();
+    expect(runs.every((r) => r.trace_id === run.run_id)).toBe(true);
+
+    // The thread view has this run's trace in execution order.
+    const view = (await (await fetch(`${dev.url}/api/v1/threads/${thread.thread_id}`)).json()) as {
+      runs: { id: string; dotted_order: string }[];
+    };
+    expect(view.runs).toHaveLength(runs.length);
+    const orders = view.runs.map((r) => r.dotted_order);
+    expect(orders).toEqual([...orders].sort());
+  });
+
+  it('traces the subgraph example, its inner graph included, and threadless runs under their temporary thread', async () => {
+    const agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
+    const thread = await agent.threads.create();
+    const run = await agent.runs.create(thread.thread_id, 'nested', { input: hi('deep') });
+    await agent.runs.join(thread.thread_id, run.run_id);
+    const ls = new Client({ apiUrl: `${dev.url}/api/v1` });
+    const runs = await traceOf(ls, run.run_id, 'default');
+    // The inner graph's own node runs below the outer graph's `inner` node.
+    const think = runs.find((r) => r.name === 'think');
+    expect(think).toBeDefined();
+    expect(think!.parent_run_ids!.length).toBeGreaterThanOrEqual(2);
+    expectThreadOnEveryRun(runs, {
+      thread_id: thread.thread_id,
+      run_id: run.run_id,
+      graph_id: 'nested',
+    });
+
+    // A threadless run: its temporary thread's id is its thread_id.
+    const stateless = await agent.runs.create(null, 'echo', { input: hi('x') });
+    const traced = await traceOf(ls, stateless.run_id, 'default');
+    expectThreadOnEveryRun(traced, {
+      thread_id: stateless.thread_id,
+      run_id: stateless.run_id,
+      graph_id: 'echo',
+    });
+  });
+});
+
+describe('a deployed runtime traces into the control plane', () => {
+  const api = useTraceApi();
+  let db: TestDatabase;
+  let runtime: RunningServer;
+  let down: RunningServer;
+  let key: string;
+  beforeAll(async () => {
+    db = await withDatabase();
+    const team = await api.newWorkspace('runtime-team');
+    key = team.key;
+    runtime = await startServer({
+      databaseUrl: db.url,
+      env: {
+        GRAPHDOCK_TRACES_ENDPOINT: api.endpoint,
+        GRAPHDOCK_TRACES_API_KEY: key,
+        GRAPHDOCK_DEPLOYMENT_NAME: 'shop-agent',
+      },
+    });
+    // The same runtime with a trace endpoint nobody listens at.
+    down = await startServer({
+      databaseUrl: db.url,
+      env: {
+        GRAPHDOCK_TRACES_ENDPOINT: 'http://127.0.0.1:1/api/v1',
+        GRAPHDOCK_TRACES_API_KEY: 'x',
+      },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await runtime?.stop();
+    await down?.stop();
+    await db?.drop();
+  });
+
+  it("stores the runs in the key's workspace, under the deployment's project", async () => {
+    const agent = new AgentClient({ apiUrl: runtime.url, apiKey: null });
+    const thread = await agent.threads.create();
+    const run = await agent.runs.create(thread.thread_id, 'agent', { input: hi('add 1 and 2') });
+    await agent.runs.join(thread.thread_id, run.run_id);
+    const ls = new Client({ apiUrl: api.endpoint, apiKey: key });
+    const runs = await traceOf(ls, run.run_id, 'shop-agent');
+    expectThreadOnEveryRun(runs, {
+      thread_id: thread.thread_id,
+      run_id: run.run_id,
+      graph_id: 'agent',
+    });
+    // Another workspace's key sees none of it.
+    const other = new Client({ apiUrl: api.endpoint, apiKey: (await api.newWorkspace('x')).key });
+    await expect(other.readRun(run.run_id)).rejects.toThrow(/not found/i);
+  });
+
+  it('runs succeed while the trace endpoint is down; failed sends are counted', async () => {
+    const agent = new AgentClient({ apiUrl: down.url, apiKey: null });
+    const started = Date.now();
+    for (let i = 0; i < 5; i++) {
+      const result = (await agent.runs.wait(null, 'agent', { input: hi('add 4 and 5') })) as {
+        messages: { content: string }[];
+      };
+      expect(result.messages.at(-1)?.content).toBe('The answer is 9.');
+    }
+    // Five agent runs take well under the SDK's retry delays, which they never wait for.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const deadline = Date.now() + 30_000;
+    let failures = 0;
+    while (Date.now() < deadline && failures === 0) {
+      const text = await (await fetch(`${down.url}/metrics`)).text();
+      failures = Number(/^graphdock_trace_send_failures_total (\d+)/m.exec(text)?.[1] ?? 0);
+      if (!failures) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(failures).toBeGreaterThan(0);
+    expect(await (await fetch(`${down.url}/metrics`)).text()).toMatch(
+      /^graphdock_trace_runs_dropped_total \d+/m,
+    );
+  });
+});

@@ -1,0 +1,171 @@
+// HTTP of the trace store under /api/v1: the LangSmith ingest endpoints the official SDKs call,
+// the LangSmith reads (runs, query, sessions), the thread view and retention. The host app
+// authenticates; `tenantOf` names the caller's workspace. Not in the OpenAPI documents: these
+// are LangSmith's wire format, described in docs/traces.md.
+import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AppError } from '../common/errors/index.js';
+import { boundaryOf, parseMultipartRuns } from './multipart.js';
+import {
+  Retention,
+  RunBatch,
+  RunCreate,
+  RunIdParams,
+  RunQueryBody,
+  RunUpdate,
+  SessionCreate,
+  SessionIdParams,
+  SessionQuery,
+  ThreadParams,
+  ThreadQuery,
+  UpsertQuery,
+} from './schemas.js';
+import type { TraceService } from './service.js';
+
+export const TRACES_PREFIX = '/api/v1';
+/** Largest ingest body; /info tells the SDKs to batch below a third of it. */
+const INGEST_BODY_LIMIT = 64 * 1024 * 1024;
+const BATCH_SIZE_LIMIT_BYTES = 20 * 1024 * 1024;
+
+export interface TraceRouteOptions {
+  version: string;
+  tenantOf: (request: FastifyRequest) => string;
+}
+
+export function traceRoutes(
+  service: TraceService,
+  options: TraceRouteOptions,
+): FastifyPluginAsyncZod {
+  const { tenantOf } = options;
+  return async (app) => {
+    app.addContentTypeParser(
+      'multipart/form-data',
+      { parseAs: 'buffer', bodyLimit: INGEST_BODY_LIMIT },
+      (_req, body, done) => done(null, body),
+    );
+    // The SDKs gzip their bodies when /info offers it; accepted either way.
+    app.addHook('preParsing', async (request, _reply, payload) => {
+      if (request.headers['content-encoding'] !== 'gzip') return payload;
+      delete request.headers['content-encoding'];
+      // Fastify compares the bytes received, not the bytes decoded, with Content-Length.
+      const gunzip = createGunzip();
+      const counted = gunzip as unknown as Readable & { receivedEncodedLength: number };
+      counted.receivedEncodedLength = 0;
+      payload.on('data', (chunk: Buffer) => (counted.receivedEncodedLength += chunk.length));
+      payload.pipe(gunzip);
+      return counted;
+    });
+    const hide = { hide: true };
+    const accepted = { message: 'Runs batch ingested' };
+
+    app.get(`${TRACES_PREFIX}/info`, { schema: hide }, () => ({
+      version: options.version,
+      license_expiration_time: null,
+      batch_ingest_config: {
+        use_multipart_endpoint: true,
+        scale_up_qsize_trigger: 1000,
+        scale_up_nthreads_limit: 16,
+        scale_down_nempty_trigger: 4,
+        size_limit: 100,
+        size_limit_bytes: BATCH_SIZE_LIMIT_BYTES,
+      },
+      instance_flags: {
+        gzip_body_enabled: false,
+        zstd_compression_enabled: false,
+        dataset_examples_multipart_enabled: false,
+      },
+    }));
+
+    app.post(
+      `${TRACES_PREFIX}/runs/multipart`,
+      { bodyLimit: INGEST_BODY_LIMIT, schema: hide },
+      async (req, reply) => {
+        const body = req.body;
+        if (!Buffer.isBuffer(body))
+          return reply.code(415).send({ detail: 'Expected multipart/form-data' });
+        const parsed = parseMultipartRuns(body, boundaryOf(req.headers['content-type']));
+        const post = validParts(z.array(RunCreate), parsed.post, 'post');
+        const patch = validParts(z.array(RunUpdate), parsed.patch, 'patch');
+        await service.ingest(tenantOf(req), post, patch);
+        return reply.code(202).send(accepted);
+      },
+    );
+    app.post(
+      `${TRACES_PREFIX}/runs/batch`,
+      { bodyLimit: INGEST_BODY_LIMIT, schema: { ...hide, body: RunBatch } },
+      async (req, reply) => {
+        await service.ingest(tenantOf(req), req.body.post ?? [], req.body.patch ?? []);
+        return reply.code(202).send(accepted);
+      },
+    );
+    app.post(
+      `${TRACES_PREFIX}/runs`,
+      { bodyLimit: INGEST_BODY_LIMIT, schema: { ...hide, body: RunCreate } },
+      async (req, reply) => {
+        await service.ingest(tenantOf(req), [req.body], []);
+        return reply.code(202).send(accepted);
+      },
+    );
+    app.patch(
+      `${TRACES_PREFIX}/runs/:run_id`,
+      { bodyLimit: INGEST_BODY_LIMIT, schema: { ...hide, params: RunIdParams, body: RunUpdate } },
+      async (req, reply) => {
+        await service.ingest(tenantOf(req), [], [{ ...req.body, id: req.params.run_id }]);
+        return reply.code(202).send(accepted);
+      },
+    );
+
+    app.post(`${TRACES_PREFIX}/runs/query`, { schema: { ...hide, body: RunQueryBody } }, (req) =>
+      service.queryRuns(tenantOf(req), req.body),
+    );
+    app.get(`${TRACES_PREFIX}/runs/:run_id`, { schema: { ...hide, params: RunIdParams } }, (req) =>
+      service.getRun(tenantOf(req), req.params.run_id),
+    );
+
+    app.get(
+      `${TRACES_PREFIX}/sessions`,
+      { schema: { ...hide, querystring: SessionQuery } },
+      (req) => service.listSessions(tenantOf(req), req.query),
+    );
+    app.get(
+      `${TRACES_PREFIX}/sessions/:session_id`,
+      { schema: { ...hide, params: SessionIdParams } },
+      (req) => service.getSession(tenantOf(req), req.params.session_id),
+    );
+    app.post(
+      `${TRACES_PREFIX}/sessions`,
+      { schema: { ...hide, body: SessionCreate, querystring: UpsertQuery } },
+      (req) => service.createSession(tenantOf(req), req.body, req.query.upsert === 'true'),
+    );
+
+    app.get(
+      `${TRACES_PREFIX}/threads/:thread_id`,
+      { schema: { ...hide, params: ThreadParams, querystring: ThreadQuery } },
+      (req) => service.thread(tenantOf(req), req.params.thread_id, req.query.session_id),
+    );
+
+    app.get(`${TRACES_PREFIX}/trace-retention`, { schema: hide }, (req) =>
+      service.retention(tenantOf(req)),
+    );
+    app.put(`${TRACES_PREFIX}/trace-retention`, { schema: { ...hide, body: Retention } }, (req) =>
+      service.setRetention(tenantOf(req), req.body.ttl_days),
+    );
+  };
+}
+
+/** Multipart parts are validated here, not by the route schema: their 422 reads the same. */
+function validParts<T>(schema: z.ZodType<T>, parts: unknown, kind: string): T {
+  const result = schema.safeParse(parts);
+  if (result.success) return result.data;
+  throw new AppError(
+    'VALIDATION',
+    result.error.issues.map((issue) => ({
+      loc: ['body', kind, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+      msg: issue.message,
+      type: issue.code,
+    })),
+  );
+}

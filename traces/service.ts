@@ -1,0 +1,323 @@
+// The trace store's domain service: ingest (creates and updates in any order), reads, the
+// thread view and retention. Every call acts for one tenant (workspace).
+import { randomUUID } from 'node:crypto';
+import { SqlParams } from '../common/db/index.js';
+import { conflict, notFound } from '../common/errors/index.js';
+import type { Logger } from '../common/logging/index.js';
+import { compileFilter } from './filter.js';
+import {
+  mergePatches,
+  runOut,
+  toPatch,
+  toRecord,
+  type RunPatch,
+  type RunRecord,
+  type SessionRow,
+  type StoredRun,
+} from './model.js';
+import type { RunCreate, RunQueryBody, RunUpdate } from './schemas.js';
+import type { TraceStore } from './store.js';
+
+export const DEFAULT_SESSION = 'default';
+
+export interface TraceSettings {
+  /** Retention of workspaces that set none. */
+  defaultTtlDays: number;
+  /** Runs deleted per statement by the retention sweep. */
+  sweepBatch: number;
+}
+
+export const DEFAULT_TRACE_SETTINGS: TraceSettings = { defaultTtlDays: 14, sweepBatch: 5000 };
+
+/** Updates kept this long for a create that never comes. */
+const PENDING_TTL_SECONDS = 3600;
+
+export class TraceService {
+  /** Session ids by tenant and name: sessions are never renamed or deleted. */
+  private readonly sessionIds = new Map<string, string>();
+
+  constructor(
+    private readonly store: TraceStore,
+    readonly settings: TraceSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Ingests creates and updates (one SDK batch). Updates may precede their creates. */
+  async ingest(tenantId: string, creates: RunCreate[], updates: RunUpdate[]): Promise<void> {
+    // One row per id: later parts of the same run win, and an update of a run created in the
+    // same batch is folded into its create.
+    const createById = new Map<string, RunCreate>();
+    for (const c of creates) {
+      const id = c.id.toLowerCase();
+      createById.set(id, { ...createById.get(id), ...c, id });
+    }
+    const standalone: RunUpdate[] = [];
+    for (const u of updates) {
+      const id = u.id?.toLowerCase();
+      const create = id ? createById.get(id) : undefined;
+      if (create) createById.set(id!, { ...create, ...definedFields(u), id: create.id });
+      else standalone.push(u);
+    }
+    const records = await this.toRecords(tenantId, [...createById.values()]);
+    if (records.length) {
+      await this.store.ensurePartitions(new Set(records.map((r) => utcDay(r.start_time))));
+      await this.store.insertRuns(tenantId, records);
+      const early = await this.store.takePendingUpdates(
+        tenantId,
+        records.map((r) => r.id),
+      );
+      if (early.length) await this.store.updateRuns(tenantId, mergePatches(early));
+    }
+    if (standalone.length) {
+      const patches = mergePatches(standalone.map((u) => toPatch(u.id!, u)));
+      await this.applyUpdates(tenantId, patches);
+    }
+  }
+
+  /** Updates stored runs; those not stored yet wait for their create. */
+  private async applyUpdates(tenantId: string, patches: RunPatch[]): Promise<void> {
+    const found = await this.store.updateRuns(tenantId, patches);
+    const missing = patches.filter((p) => !found.has(p.id));
+    if (!missing.length) return;
+    await this.store.addPendingUpdates(tenantId, missing);
+    // The create may have committed between the update and the pending row: look once more.
+    const late = await this.store.updateRuns(tenantId, missing);
+    if (late.size) await this.store.takePendingUpdates(tenantId, [...late]);
+  }
+
+  private async toRecords(tenantId: string, creates: RunCreate[]): Promise<RunRecord[]> {
+    if (!creates.length) return [];
+    const sessions = await this.resolveSessions(tenantId, creates);
+    // Children without a dotted order extend their parent's: from this batch, else stored.
+    const byId = new Map(creates.map((c) => [c.id, c]));
+    const missingParents = creates
+      .filter((c) => !c.dotted_order && c.parent_run_id && !byId.has(c.parent_run_id.toLowerCase()))
+      .map((c) => c.parent_run_id!.toLowerCase());
+    const stored = await this.store.dottedOrders(tenantId, [...new Set(missingParents)]);
+    const records = new Map<string, RunRecord>();
+    const build = (c: RunCreate, depth = 0): RunRecord => {
+      const done = records.get(c.id);
+      if (done) return done;
+      let parentDotted: string | undefined;
+      const parentId = c.parent_run_id?.toLowerCase();
+      if (!c.dotted_order && parentId) {
+        const inBatch = byId.get(parentId);
+        parentDotted =
+          inBatch && depth < 1000 ? build(inBatch, depth + 1).dotted_order : stored.get(parentId);
+      }
+      const record = toRecord(c, sessions(c), parentDotted);
+      records.set(c.id, record);
+      return record;
+    };
+    return creates.map((c) => build(c));
+  }
+
+  /** The session of each create, creating the named sessions seen for the first time. */
+  private async resolveSessions(
+    tenantId: string,
+    creates: RunCreate[],
+  ): Promise<(c: RunCreate) => string> {
+    const nameOf = (c: RunCreate) => c.session_name ?? DEFAULT_SESSION;
+    const key = (name: string) => `${tenantId}\u0000${name}`;
+    const unknownNames = new Set(
+      creates.filter((c) => !c.session_id && !this.sessionIds.has(key(nameOf(c)))).map(nameOf),
+    );
+    const givenIds = [...new Set(creates.flatMap((c) => (c.session_id ? [c.session_id] : [])))];
+    const uncachedIds = givenIds.filter((id) => !this.sessionIds.has(key(`#${id}`)));
+    if (uncachedIds.length) {
+      const existing = await this.store.sessionIds(tenantId, uncachedIds);
+      // An id never seen becomes a project named after it (created on first use).
+      await this.store.upsertSessions(
+        tenantId,
+        uncachedIds.filter((id) => !existing.has(id)).map((id) => ({ id, name: id })),
+      );
+      for (const id of uncachedIds) this.sessionIds.set(key(`#${id}`), id);
+    }
+    if (unknownNames.size) {
+      const names = [...unknownNames];
+      await this.store.upsertSessions(
+        tenantId,
+        names.map((name) => ({ id: randomUUID(), name })),
+      );
+      for (const row of await this.store.sessionsByName(tenantId, names))
+        this.sessionIds.set(key(row.name), row.id);
+    }
+    return (c) => c.session_id ?? this.sessionIds.get(key(nameOf(c)))!;
+  }
+
+  async getRun(tenantId: string, id: string) {
+    const run = await this.store.run(tenantId, id.toLowerCase());
+    if (!run) throw notFound(`Run ${id} not found`);
+    return runOut(run);
+  }
+
+  async queryRuns(tenantId: string, body: RunQueryBody) {
+    const params = new SqlParams();
+    const conditions = body.filter ? [compileFilter(body.filter, params)] : [];
+    if (body.trace_filter) conditions.push(traceScoped(body.trace_filter, params));
+    const limit = body.limit ?? 100;
+    const offset = decodeCursor(body.cursor);
+    const rows = await this.store.queryRuns(
+      tenantId,
+      {
+        sessions: body.session ?? undefined,
+        ids: body.id ?? undefined,
+        trace: body.trace ?? undefined,
+        parentRun: body.parent_run ?? undefined,
+        runType: body.run_type ?? undefined,
+        isRoot: body.is_root ?? undefined,
+        error: body.error ?? undefined,
+        startTime: body.start_time ?? undefined,
+        endTime: body.end_time ?? undefined,
+        threadId: body.thread_id ?? undefined,
+        conditions,
+        // A trace reads in execution order unless asked otherwise; everything else newest first.
+        order: body.order ?? (body.trace ? 'asc' : 'desc'),
+        limit: limit + 1,
+        offset,
+      },
+      params,
+    );
+    const more = rows.length > limit;
+    const page = rows.slice(0, limit).map((r) => selectFields(runOut(r), body.select));
+    return { runs: page, cursors: { next: more ? encodeCursor(offset + limit) : null } };
+  }
+
+  /** A thread's runs in execution order, with its token and cost totals (its LLM runs'). */
+  async thread(tenantId: string, threadId: string, sessionId?: string) {
+    const runs = await this.store.threadRuns(tenantId, threadId, sessionId);
+    if (!runs.length) throw notFound(`Thread ${threadId} has no traced runs`);
+    const llm = runs.filter((r) => r.run_type === 'llm');
+    const sum = (k: keyof StoredRun) => llm.reduce((s, r) => s + Number(r[k] ?? 0), 0);
+    const roots = runs.filter((r) => r.is_root);
+    return {
+      thread_id: threadId,
+      session_ids: [...new Set(runs.map((r) => r.session_id))],
+      trace_ids: [...new Set(roots.map((r) => r.trace_id))],
+      run_count: runs.length,
+      start_time: runs[0]!.start_time,
+      end_time: roots.reduce<string | null>(
+        (end, r) => (r.end_time && (!end || r.end_time > end) ? r.end_time : end),
+        null,
+      ),
+      prompt_tokens: sum('prompt_tokens'),
+      completion_tokens: sum('completion_tokens'),
+      total_tokens: sum('total_tokens'),
+      prompt_cost: sum('prompt_cost'),
+      completion_cost: sum('completion_cost'),
+      total_cost: sum('total_cost'),
+      runs: runs.map(runOut),
+    };
+  }
+
+  async listSessions(
+    tenantId: string,
+    q: {
+      name?: string;
+      name_contains?: string;
+      id?: string | string[];
+      limit: number;
+      offset: number;
+    },
+  ): Promise<SessionRow[]> {
+    return this.store.listSessions(
+      tenantId,
+      {
+        name: q.name,
+        nameContains: q.name_contains,
+        ids: q.id === undefined ? undefined : Array.isArray(q.id) ? q.id : [q.id],
+      },
+      q.limit,
+      q.offset,
+    );
+  }
+
+  async getSession(tenantId: string, id: string): Promise<SessionRow> {
+    const session = await this.store.session(tenantId, id);
+    if (!session) throw notFound(`Session ${id} not found`);
+    return session;
+  }
+
+  async createSession(
+    tenantId: string,
+    body: { name: string; id?: string | null; description?: string | null; extra?: unknown },
+    upsert: boolean,
+  ): Promise<SessionRow> {
+    const created = await this.store.createSession(
+      tenantId,
+      {
+        id: body.id ?? randomUUID(),
+        name: body.name,
+        description: body.description ?? null,
+        extra: body.extra ?? null,
+      },
+      upsert,
+    );
+    if (!created) throw conflict(`Session ${body.name} already exists`);
+    return created;
+  }
+
+  async retention(tenantId: string) {
+    const ttl = await this.store.retention(tenantId);
+    return { ttl_days: ttl ?? this.settings.defaultTtlDays, default: ttl === undefined };
+  }
+
+  async setRetention(tenantId: string, ttlDays: number) {
+    await this.store.setRetention(tenantId, ttlDays);
+    return { ttl_days: ttlDays, default: false };
+  }
+
+  /**
+   * One retention pass: drops whole day partitions past every workspace's retention, then
+   * deletes one batch of runs past their own workspace's shorter retention.
+   */
+  async sweepExpired(): Promise<number> {
+    const longest = await this.store.longestTtlDays(this.settings.defaultTtlDays);
+    const cutoff = new Date(Date.now() - longest * 86_400_000).toISOString().slice(0, 10);
+    let swept = 0;
+    for (const { day, table } of await this.store.partitionDays()) {
+      // A partition holds one day: all of it is expired once the next day is.
+      if (day < cutoff) {
+        await this.store.dropPartition(table, day);
+        this.logger.info({ day }, 'dropped expired trace partition');
+        swept++;
+      }
+    }
+    swept += await this.store.deleteExpired(this.settings.defaultTtlDays, this.settings.sweepBatch);
+    swept += await this.store.deleteStalePending(PENDING_TTL_SECONDS);
+    return swept;
+  }
+}
+
+function definedFields(u: RunUpdate): Partial<RunCreate> {
+  return Object.fromEntries(Object.entries(u).filter(([, v]) => v !== undefined && v !== null));
+}
+
+const utcDay = (iso: string) => new Date(iso).toISOString().slice(0, 10);
+
+function encodeCursor(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string | null | undefined): number {
+  if (!cursor) return 0;
+  const match = /^o:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
+  return match ? Number(match[1]) : 0;
+}
+
+/** `trace_filter`: runs of traces whose root matches. */
+function traceScoped(filter: string, params: SqlParams): string {
+  const inner = compileFilter(filter, params).replaceAll('r.', 'root.');
+  return `EXISTS (SELECT 1 FROM trace_runs root WHERE root.tenant_id = r.tenant_id
+    AND root.id = r.trace_id AND ${inner})`;
+}
+
+function selectFields<T extends Record<string, unknown>>(
+  run: T,
+  select?: string[] | null,
+): Partial<T> {
+  if (!select?.length) return run;
+  const out: Record<string, unknown> = {};
+  for (const k of ['id', ...select]) if (k in run) out[k] = run[k];
+  return out as Partial<T>;
+}

@@ -1,0 +1,379 @@
+// SQL of the trace store: sessions, day-partitioned runs, pending updates and retention.
+import { jsonb, SqlParams, whereClause, type Pool } from '../common/db/index.js';
+import type { RunRecord, RunPatch, SessionRow, StoredRun } from './model.js';
+
+/** The run columns written from an ingested record, with their types for jsonb_to_recordset. */
+const RECORD_COLUMNS = [
+  ['id', 'uuid'],
+  ['session_id', 'uuid'],
+  ['trace_id', 'uuid'],
+  ['parent_run_id', 'uuid'],
+  ['parent_run_ids', 'uuid[]'],
+  ['is_root', 'boolean'],
+  ['dotted_order', 'text'],
+  ['name', 'text'],
+  ['run_type', 'text'],
+  ['start_time', 'timestamptz'],
+  ['end_time', 'timestamptz'],
+  ['status', 'text'],
+  ['inputs', 'jsonb'],
+  ['outputs', 'jsonb'],
+  ['error', 'text'],
+  ['extra', 'jsonb'],
+  ['events', 'jsonb'],
+  ['tags', 'text[]'],
+  ['serialized', 'jsonb'],
+  ['reference_example_id', 'uuid'],
+  ['trace_tier', 'text'],
+  ['prompt_tokens', 'bigint'],
+  ['completion_tokens', 'bigint'],
+  ['total_tokens', 'bigint'],
+  ['prompt_cost', 'numeric'],
+  ['completion_cost', 'numeric'],
+  ['total_cost', 'numeric'],
+  ['first_token_time', 'timestamptz'],
+  ['thread_id', 'text'],
+] as const;
+
+/** Fields an update may change (never identity, placement or start). */
+const PATCH_COLUMNS = [
+  ['end_time', 'timestamptz'],
+  ['inputs', 'jsonb'],
+  ['outputs', 'jsonb'],
+  ['error', 'text'],
+  ['extra', 'jsonb'],
+  ['events', 'jsonb'],
+  ['tags', 'text[]'],
+  ['reference_example_id', 'uuid'],
+  ['prompt_tokens', 'bigint'],
+  ['completion_tokens', 'bigint'],
+  ['total_tokens', 'bigint'],
+  ['prompt_cost', 'numeric'],
+  ['completion_cost', 'numeric'],
+  ['total_cost', 'numeric'],
+  ['first_token_time', 'timestamptz'],
+  ['thread_id', 'text'],
+] as const;
+
+const recordType = (cols: readonly (readonly [string, string])[]) =>
+  cols.map(([c, t]) => `${c} ${t}`).join(', ');
+const names = RECORD_COLUMNS.map(([c]) => c).join(', ');
+
+/** Status follows error and end time, whichever of the stored and new values is known. */
+const STATUS_AFTER = (next: string, prev: string) =>
+  `CASE WHEN coalesce(${next}.error, ${prev}.error) IS NOT NULL THEN 'error'
+        WHEN coalesce(${next}.end_time, ${prev}.end_time) IS NOT NULL THEN 'success'
+        ELSE ${prev}.status END`;
+
+const INSERT_RUNS = `INSERT INTO trace_runs (tenant_id, ${names})
+  SELECT $1, ${names} FROM jsonb_to_recordset($2::jsonb) AS r(${recordType(RECORD_COLUMNS)})
+  ON CONFLICT (tenant_id, start_time, id) DO UPDATE SET
+  ${PATCH_COLUMNS.map(([c]) => `${c} = coalesce(EXCLUDED.${c}, trace_runs.${c})`).join(',\n  ')},
+  status = ${STATUS_AFTER('EXCLUDED', 'trace_runs')}`;
+
+const UPDATE_RUNS = `UPDATE trace_runs r SET
+  ${PATCH_COLUMNS.map(([c]) => `${c} = coalesce(p.${c}, r.${c})`).join(',\n  ')},
+  status = ${STATUS_AFTER('p', 'r')}
+  FROM jsonb_to_recordset($2::jsonb) AS p(${recordType([['id', 'uuid'], ...PATCH_COLUMNS])})
+  WHERE r.tenant_id = $1 AND r.id = p.id
+  RETURNING r.id::text`;
+
+/** Times as they go to the wire: ISO 8601 in UTC with microseconds. */
+const iso = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+export const RUN_SELECT = `r.tenant_id::text, r.id::text, r.session_id::text, r.trace_id::text,
+  r.parent_run_id::text, r.parent_run_ids::text[] AS parent_run_ids, r.is_root, r.dotted_order,
+  r.name, r.run_type, ${iso('r.start_time')} AS start_time, ${iso('r.end_time')} AS end_time,
+  r.status, r.inputs, r.outputs, r.error, r.extra, r.events, r.tags, r.serialized,
+  r.reference_example_id::text, r.trace_tier, r.prompt_tokens, r.completion_tokens,
+  r.total_tokens, r.prompt_cost::float8, r.completion_cost::float8, r.total_cost::float8,
+  ${iso('r.first_token_time')} AS first_token_time, r.thread_id`;
+
+const SESSION_SELECT = `id::text, tenant_id::text, name, description, extra,
+  reference_dataset_id::text, ${iso('start_time')} AS start_time, ${iso('end_time')} AS end_time`;
+
+const PARTITION_EXISTS = new Set(['42P07', '42P17', '23505']);
+
+export interface RunQuery {
+  sessions?: string[];
+  ids?: string[];
+  trace?: string;
+  parentRun?: string;
+  runType?: string;
+  isRoot?: boolean;
+  error?: boolean;
+  startTime?: string;
+  endTime?: string;
+  threadId?: string;
+  /** Extra SQL conditions (from the filter language), with their parameters already added. */
+  conditions?: string[];
+  order: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+export class TraceStore {
+  /** Day partitions known to exist (`YYYY-MM-DD`). */
+  private readonly partitions = new Set<string>();
+
+  constructor(private readonly pool: Pool) {}
+
+  /** Creates the day partitions `days` need, once per process and day. */
+  async ensurePartitions(days: Iterable<string>): Promise<void> {
+    for (const day of days) {
+      if (this.partitions.has(day)) continue;
+      const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      const name = `trace_runs_p${day.replaceAll('-', '')}`;
+      try {
+        await this.pool.query(
+          `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF trace_runs
+             FOR VALUES FROM ('${day} 00:00:00+00') TO ('${next} 00:00:00+00')`,
+        );
+      } catch (err) {
+        // Another replica created it at the same moment.
+        if (!PARTITION_EXISTS.has((err as { code?: string }).code ?? '')) throw err;
+      }
+      this.partitions.add(day);
+    }
+  }
+
+  async insertRuns(tenantId: string, runs: RunRecord[]): Promise<void> {
+    if (!runs.length) return;
+    await this.pool.query(INSERT_RUNS, [tenantId, jsonb(runs)]);
+  }
+
+  /** Applies updates to stored runs; returns the ids it found. */
+  async updateRuns(tenantId: string, patches: RunPatch[]): Promise<Set<string>> {
+    if (!patches.length) return new Set();
+    const { rows } = await this.pool.query<{ id: string }>(UPDATE_RUNS, [tenantId, jsonb(patches)]);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async addPendingUpdates(tenantId: string, patches: RunPatch[]): Promise<void> {
+    if (!patches.length) return;
+    await this.pool.query(
+      `INSERT INTO trace_pending_updates (tenant_id, id, patch)
+         SELECT $1, p.id, p.patch FROM jsonb_to_recordset($2::jsonb) AS p(id uuid, patch jsonb)`,
+      [tenantId, jsonb(patches.map((patch) => ({ id: patch.id, patch })))],
+    );
+  }
+
+  /** Takes (deletes and returns, oldest first) the pending updates of `ids`. */
+  async takePendingUpdates(tenantId: string, ids: string[]): Promise<RunPatch[]> {
+    if (!ids.length) return [];
+    const { rows } = await this.pool.query<{ patch: RunPatch }>(
+      `WITH taken AS (
+         DELETE FROM trace_pending_updates
+          WHERE tenant_id = $1 AND id = ANY($2::uuid[]) RETURNING seq, patch)
+       SELECT patch FROM taken ORDER BY seq`,
+      [tenantId, ids],
+    );
+    return rows.map((r) => r.patch);
+  }
+
+  /** Dotted orders of stored runs, for children that did not send theirs. */
+  async dottedOrders(tenantId: string, ids: string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const { rows } = await this.pool.query<{ id: string; dotted_order: string }>(
+      'SELECT id::text, dotted_order FROM trace_runs WHERE tenant_id = $1 AND id = ANY($2::uuid[])',
+      [tenantId, ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.dotted_order]));
+  }
+
+  async sessionsByName(tenantId: string, names: string[]): Promise<SessionRow[]> {
+    const { rows } = await this.pool.query<SessionRow>(
+      `SELECT ${SESSION_SELECT} FROM trace_sessions WHERE tenant_id = $1 AND name = ANY($2::text[])`,
+      [tenantId, names],
+    );
+    return rows;
+  }
+
+  /** Creates the sessions that do not exist yet (concurrent creators agree on one row). */
+  async upsertSessions(tenantId: string, sessions: { id: string; name: string }[]): Promise<void> {
+    if (!sessions.length) return;
+    await this.pool.query(
+      `INSERT INTO trace_sessions (id, tenant_id, name)
+         SELECT s.id, $1, s.name FROM jsonb_to_recordset($2::jsonb) AS s(id uuid, name text)
+       ON CONFLICT DO NOTHING`,
+      [tenantId, jsonb(sessions)],
+    );
+  }
+
+  async createSession(
+    tenantId: string,
+    session: { id: string; name: string; description: string | null; extra: unknown },
+    upsert: boolean,
+  ): Promise<SessionRow | undefined> {
+    const { rows } = await this.pool.query<SessionRow>(
+      `INSERT INTO trace_sessions (id, tenant_id, name, description, extra)
+         VALUES ($1, $2, $3, $4, $5::jsonb)
+       ON CONFLICT (tenant_id, name) DO ${
+         upsert
+           ? 'UPDATE SET description = coalesce(EXCLUDED.description, trace_sessions.description), extra = coalesce(EXCLUDED.extra, trace_sessions.extra)'
+           : 'NOTHING'
+       }
+       RETURNING ${SESSION_SELECT}`,
+      [session.id, tenantId, session.name, session.description, jsonb(session.extra ?? null)],
+    );
+    return rows[0];
+  }
+
+  async session(tenantId: string, id: string): Promise<SessionRow | undefined> {
+    const { rows } = await this.pool.query<SessionRow>(
+      `SELECT ${SESSION_SELECT} FROM trace_sessions WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, id],
+    );
+    return rows[0];
+  }
+
+  async sessionIds(tenantId: string, ids: string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      'SELECT id::text FROM trace_sessions WHERE tenant_id = $1 AND id = ANY($2::uuid[])',
+      [tenantId, ids],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async listSessions(
+    tenantId: string,
+    filter: { name?: string; nameContains?: string; ids?: string[] },
+    limit: number,
+    offset: number,
+  ): Promise<SessionRow[]> {
+    const params = new SqlParams();
+    const conditions = [`tenant_id = ${params.add(tenantId)}`];
+    if (filter.name !== undefined) conditions.push(`name = ${params.add(filter.name)}`);
+    if (filter.nameContains !== undefined)
+      conditions.push(`strpos(lower(name), lower(${params.add(filter.nameContains)})) > 0`);
+    if (filter.ids?.length) conditions.push(`id = ANY(${params.add(filter.ids)}::uuid[])`);
+    const { rows } = await this.pool.query<SessionRow>(
+      `SELECT ${SESSION_SELECT} FROM trace_sessions ${whereClause(conditions)}
+        ORDER BY start_time DESC, id LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
+      params.values,
+    );
+    return rows;
+  }
+
+  async run(tenantId: string, id: string): Promise<StoredRun | undefined> {
+    const { rows } = await this.pool.query<StoredRun>(
+      `SELECT ${RUN_SELECT} FROM trace_runs r WHERE r.tenant_id = $1 AND r.id = $2 LIMIT 1`,
+      [tenantId, id],
+    );
+    return rows[0];
+  }
+
+  /** Runs matching `query`; `params` may already hold the filter conditions' values. */
+  async queryRuns(
+    tenantId: string,
+    query: RunQuery,
+    params = new SqlParams(),
+  ): Promise<StoredRun[]> {
+    const c = [`r.tenant_id = ${params.add(tenantId)}`];
+    if (query.sessions?.length) c.push(`r.session_id = ANY(${params.add(query.sessions)}::uuid[])`);
+    if (query.ids?.length) c.push(`r.id = ANY(${params.add(query.ids)}::uuid[])`);
+    if (query.trace) c.push(`r.trace_id = ${params.add(query.trace)}`);
+    if (query.parentRun) c.push(`r.parent_run_id = ${params.add(query.parentRun)}`);
+    if (query.runType) c.push(`r.run_type = ${params.add(query.runType)}`);
+    if (query.isRoot !== undefined) c.push(`r.is_root = ${params.add(query.isRoot)}`);
+    if (query.error !== undefined) c.push(query.error ? 'r.error IS NOT NULL' : 'r.error IS NULL');
+    if (query.startTime) c.push(`r.start_time >= ${params.add(query.startTime)}::timestamptz`);
+    if (query.endTime) c.push(`r.start_time < ${params.add(query.endTime)}::timestamptz`);
+    if (query.threadId) c.push(`r.thread_id = ${params.add(query.threadId)}`);
+    c.push(...(query.conditions ?? []));
+    const order = query.trace
+      ? `r.dotted_order ${query.order === 'desc' ? 'DESC' : 'ASC'}`
+      : `r.start_time ${query.order === 'asc' ? 'ASC' : 'DESC'}, r.dotted_order`;
+    const { rows } = await this.pool.query<StoredRun>(
+      `SELECT ${RUN_SELECT} FROM trace_runs r ${whereClause(c)} ORDER BY ${order}
+        LIMIT ${params.add(query.limit)} OFFSET ${params.add(query.offset)}`,
+      params.values,
+    );
+    return rows;
+  }
+
+  /** A thread's runs in execution order: traces by start, each trace in dotted order. */
+  async threadRuns(tenantId: string, threadId: string, sessionId?: string): Promise<StoredRun[]> {
+    const params = new SqlParams();
+    const c = [`r.tenant_id = ${params.add(tenantId)}`, `r.thread_id = ${params.add(threadId)}`];
+    if (sessionId) c.push(`r.session_id = ${params.add(sessionId)}`);
+    const { rows } = await this.pool.query<StoredRun>(
+      `SELECT ${RUN_SELECT} FROM trace_runs r
+         JOIN LATERAL (SELECT min(t.start_time) AS trace_start FROM trace_runs t
+                        WHERE t.tenant_id = r.tenant_id AND t.trace_id = r.trace_id) t ON true
+        ${whereClause(c)} ORDER BY t.trace_start, r.trace_id, r.dotted_order LIMIT 10000`,
+      params.values,
+    );
+    return rows;
+  }
+
+  async setRetention(tenantId: string, ttlDays: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO trace_retention (tenant_id, ttl_days) VALUES ($1, $2)
+       ON CONFLICT (tenant_id) DO UPDATE SET ttl_days = EXCLUDED.ttl_days, updated_at = now()`,
+      [tenantId, ttlDays],
+    );
+  }
+
+  async retention(tenantId: string): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ ttl_days: number }>(
+      'SELECT ttl_days FROM trace_retention WHERE tenant_id = $1',
+      [tenantId],
+    );
+    return rows[0]?.ttl_days;
+  }
+
+  /** The longest retention any workspace has (the default included). */
+  async longestTtlDays(defaultDays: number): Promise<number> {
+    const { rows } = await this.pool.query<{ days: number }>(
+      'SELECT greatest($1::int, coalesce(max(ttl_days), 0)) AS days FROM trace_retention',
+      [defaultDays],
+    );
+    return rows[0]?.days ?? defaultDays;
+  }
+
+  /** Day partitions, as `YYYY-MM-DD`, with their table names. */
+  async partitionDays(): Promise<{ day: string; table: string }[]> {
+    const { rows } = await this.pool.query<{ table: string }>(
+      `SELECT c.relname AS table FROM pg_inherits i
+         JOIN pg_class c ON c.oid = i.inhrelid
+         JOIN pg_class p ON p.oid = i.inhparent
+        WHERE p.relname = 'trace_runs' AND c.relname ~ '^trace_runs_p[0-9]{8}$'`,
+    );
+    return rows.map(({ table }) => {
+      const d = table.slice(-8);
+      return { table, day: `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}` };
+    });
+  }
+
+  async dropPartition(table: string, day: string): Promise<void> {
+    this.partitions.delete(day);
+    await this.pool.query(`DROP TABLE IF EXISTS ${table}`);
+  }
+
+  /** Deletes up to `limit` runs older than their workspace's retention. */
+  async deleteExpired(defaultDays: number, limit: number): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `WITH doomed AS (
+         SELECT r.tenant_id, r.start_time, r.id FROM trace_runs r
+           LEFT JOIN trace_retention t ON t.tenant_id = r.tenant_id
+          WHERE r.start_time < now() - make_interval(days => coalesce(t.ttl_days, $1::int))
+          LIMIT $2)
+       DELETE FROM trace_runs x USING doomed d
+        WHERE x.tenant_id = d.tenant_id AND x.start_time = d.start_time AND x.id = d.id`,
+      [defaultDays, limit],
+    );
+    return rowCount ?? 0;
+  }
+
+  /** Pending updates whose run never arrived. */
+  async deleteStalePending(olderThanSeconds: number): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM trace_pending_updates
+        WHERE received_at < now() - make_interval(secs => $1::int)`,
+      [olderThanSeconds],
+    );
+    return rowCount ?? 0;
+  }
+}
