@@ -264,6 +264,7 @@ describe('children', () => {
     // Key checks go to the control plane; without one the runtime must refuse to start.
     expect(container.env).toEqual([
       { name: 'PORT', value: '8000' },
+      { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: '5' },
       { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
     ]);
     const wired = children.workload(agentDeployment, revision({}), {
@@ -272,6 +273,7 @@ describe('children', () => {
     });
     expect(wired.spec!.template.spec!.containers[0]!.env).toEqual([
       { name: 'PORT', value: '8000' },
+      { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: '5' },
       { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
       { name: 'GRAPHDOCK_CONTROL_PLANE_URL', value: 'http://api.graphdock:8080' },
       { name: 'GRAPHDOCK_WORKSPACE_ID', value: agentDeployment.spec.workspace_id },
