@@ -401,10 +401,13 @@ export class RunExecutor {
       log.warn({ err }, 'thread state unreadable after run; settling without it');
       const failure = error ?? errorOf(err);
       if (!error) writer.push('error', failure);
+      // Its last events go with its end, in one statement: once the run has ended, its lease
+      // no longer holds, and a later append would be refused.
+      const ending = await closeLog();
       const settled = await this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
-        this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db, undefined, lease),
+        this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db, ending, lease),
       );
-      await writer.end();
+      this.deps.events.publish(run.run_id, ending.events);
       log.debug({ status }, 'run finished');
       return settled.runsPending;
     }
@@ -463,7 +466,9 @@ export class RunExecutor {
     try {
       await end(closing);
     } catch (first) {
-      if (isLeaseLost(first)) {
+      // Another worker holds the run now: its readers here follow that worker's events.
+      // (A lease is also gone once this worker ended the run itself: then the end goes out.)
+      if (isLeaseLost(first) && (await this.deps.runs.isActive(run.run_id).catch(() => false))) {
         log.warn('run taken over by another worker after its lease expired: stopped');
         return false;
       }
