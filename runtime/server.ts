@@ -17,6 +17,7 @@ import {
 import { CronScheduler, CronService, CronStore } from './crons/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry } from './graphs/index.js';
+import { ProtocolService } from './protocol/index.js';
 import { buildApp } from './http/index.js';
 import {
   Notifier,
@@ -218,6 +219,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       runs,
       runEvents,
+      protocol: new ProtocolService({
+        runs,
+        runStore,
+        events: runEvents,
+        notifier,
+        threads,
+      }),
       a2a: new A2aService({
         runs,
         events: runEvents,

@@ -1,6 +1,7 @@
 // Builds the fastify application from ready services. Listening is the caller's business.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
   jsonSchemaTransform,
@@ -14,6 +15,7 @@ import type { HttpSettings } from '../config/index.js';
 import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
 import { cronRoutes, type CronService } from '../crons/index.js';
+import { protocolRoutes, type ProtocolService } from '../protocol/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { storeRoutes, type StoreService } from '../store/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
@@ -38,6 +40,7 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   runEvents: RunEventLog;
+  protocol: ProtocolService;
   store: StoreService;
   a2a: A2aService;
   crons: CronService;
@@ -83,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerApiKeyAuth(app, deps.apiKeys, prefix);
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);
+  // WebSocket upgrades go through fastify's routing and hooks (auth, CORS) like any request.
+  await app.register(websocket);
 
   const meta = !deps.http.disable_meta;
   if (meta) {
@@ -109,6 +114,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         {
           name: 'runs',
           routes: runRoutes(deps.runs, deps.runEvents),
+          disabledBy: 'disable_runs',
+        },
+        {
+          name: 'protocol',
+          routes: protocolRoutes(deps.protocol),
           disabledBy: 'disable_runs',
         },
         { name: 'webhooks', routes: webhookRoutes(deps.webhooks), disabledBy: 'disable_runs' },
