@@ -268,8 +268,17 @@ describe('thread protocol through the official JS SDK', () => {
       response: 'ok',
       namespace: pending!.namespace,
     });
-    const output = (await thread.output) as { answer?: string };
-    expect(output.answer).toBe('ok');
+    // The resumed run's own end (the subscription's replay starts at the newest run).
+    const resumed = await thread.subscribe({ channels: ['lifecycle'] });
+    for await (const e of resumed)
+      if (isRootEnd(e as unknown as Event)) {
+        expect((e as unknown as Event).params.data.event).toBe('completed');
+        break;
+      }
+    const state = (await thread.state.get({ namespace: [], keys: ['answer'] })) as {
+      values: { answer?: string };
+    };
+    expect(state.values.answer).toBe('ok');
     await thread.close();
   });
 
