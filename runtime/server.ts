@@ -26,6 +26,7 @@ import {
 } from '../traces/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry, registerSdkLogger } from './graphs/index.js';
+import { ProtocolService } from './protocol/index.js';
 import { buildApp, ControlPlaneKeyVerifier, type ControlPlaneAuthSettings } from './http/index.js';
 import {
   Notifier,
@@ -291,6 +292,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       runs,
       runEvents,
+      protocol: new ProtocolService({
+        runs,
+        runStore,
+        events: runEvents,
+        notifier,
+        threads,
+      }),
       a2a: new A2aService({
         runs,
         events: runEvents,

@@ -1,6 +1,7 @@
 // Builds the fastify application from ready services. Listening is the caller's business.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
   jsonSchemaTransform,
@@ -15,6 +16,7 @@ import { registerCustomAuth, type AuthLookups, type CustomAuth } from '../auth/i
 import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
 import { cronRoutes, type CronService } from '../crons/index.js';
+import { protocolRoutes, type ProtocolService } from '../protocol/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { storeRoutes, type StoreService } from '../store/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
@@ -46,6 +48,7 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   runEvents: RunEventLog;
+  protocol: ProtocolService;
   store: StoreService;
   a2a: A2aService;
   crons: CronService;
@@ -122,6 +125,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);
   registerRequestLog(app, deps.logger, deps.http.logging_headers);
+  // WebSocket upgrades go through fastify's routing and hooks (auth, CORS) like any request.
+  await app.register(websocket);
 
   const meta = !deps.http.disable_meta;
   if (meta) {
@@ -149,6 +154,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         {
           name: 'runs',
           routes: runRoutes(deps.runs, deps.runEvents),
+          disabledBy: 'disable_runs',
+        },
+        {
+          name: 'protocol',
+          routes: protocolRoutes(deps.protocol),
           disabledBy: 'disable_runs',
         },
         { name: 'webhooks', routes: webhookRoutes(deps.webhooks), disabledBy: 'disable_runs' },

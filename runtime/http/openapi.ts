@@ -5,6 +5,7 @@ import { createMetricsRegistry } from '../../common/metrics/index.js';
 import type { A2aService } from '../a2a/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { CronService } from '../crons/index.js';
+import type { ProtocolService } from '../protocol/index.js';
 import type { RunEventLog, RunService } from '../runs/index.js';
 import type { StoreService } from '../store/index.js';
 import type { ThreadService } from '../threads/index.js';
@@ -30,6 +31,7 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     threads: unavailable<ThreadService>('threads'),
     runs: unavailable<RunService>('runs'),
     runEvents: unavailable<RunEventLog>('run events'),
+    protocol: unavailable<ProtocolService>('thread protocol'),
     a2a: unavailable<A2aService>('a2a'),
     crons: unavailable<CronService>('crons'),
     store: unavailable<StoreService>('store'),

@@ -1,6 +1,6 @@
 // Executes one claimed run: builds the graph's config from the assistant and the run, streams
 // the graph, writes every requested event to the run's log, then settles run and thread.
-import { Command } from '@langchain/langgraph';
+import { Command, STREAM_EVENTS_V3_MODES, createGraphRunStream } from '@langchain/langgraph';
 import {
   LeaseLostError,
   isLeaseLost,
@@ -25,7 +25,11 @@ import { UNAVAILABLE_RETRY_MS, type RunEventLog, type RunEventWriter } from './e
 import type { StreamMode } from './schemas.js';
 import { RunSignal } from './run-signal.js';
 import type { RunEvent, RunFencing, RunRow, RunStatus, RunStore } from './store.js';
+import { ProtocolEventMapper } from './protocol-mapper.js';
 import { StreamEventMapper, libraryModes, needsCallbackEvents } from './stream-mapper.js';
+
+/** Transformers a compiled graph adds to its v3 event stream. */
+type WithTransformers = { streamTransformers?: Parameters<typeof createGraphRunStream>[1] };
 
 export interface RunKwargs {
   input?: unknown;
@@ -42,6 +46,8 @@ export interface RunKwargs {
   durability?: 'sync' | 'async' | 'exit' | null;
   /** Where to POST the run when it ends (queued by the finish hook in the same transaction). */
   webhook?: string;
+  /** Started through the thread protocol: its events are LangGraph's v3 protocol events. */
+  protocol?: boolean;
 }
 
 /** What the executor needs of an assistant beyond what the run carries. */
@@ -254,7 +260,29 @@ export class RunExecutor {
         ...(kwargs.interrupt_after ? { interruptAfter: kwargs.interrupt_after } : {}),
         signal,
       };
-      if (needsCallbackEvents(kwargs.stream_mode)) {
+      if (kwargs.protocol) {
+        const protocol = new ProtocolEventMapper(
+          (event, data) => writer.push(event, data),
+          assistant.graph_id,
+        );
+        protocol.start(await this.deps.runs.protocolIndex(run.run_id, run.thread_id));
+        // What `streamEvents(..., { version: "v3" })` does, through public methods: the
+        // registry's graph is a copy, which the class's private v3 method refuses.
+        const source = await graph.stream(input, {
+          ...options,
+          version: 'v3',
+          streamMode: STREAM_EVENTS_V3_MODES,
+          subgraphs: true,
+        } as unknown as typeof options);
+        const events = createGraphRunStream(
+          source as unknown as Parameters<typeof createGraphRunStream>[0],
+          (graph as unknown as WithTransformers).streamTransformers ?? [],
+        );
+        for await (const event of events) protocol.event(event);
+        // A node that stops early when cancelled still returns: the run was cancelled all the same.
+        signal.throwIfAborted();
+        if (!kwargs.temporary) finalValues = protocol.finalValues();
+      } else if (needsCallbackEvents(kwargs.stream_mode)) {
         // Callback events cost a handler per runnable, so only the modes built on them pay it.
         const events = graph.streamEvents(input, { ...options, version: 'v2', runId: run.run_id });
         for await (const event of events) mapper.callbackEvent(event, run.run_id);
@@ -263,7 +291,7 @@ export class RunExecutor {
         for await (const chunk of stream as AsyncIterable<unknown[]>) mapper.graphChunk(chunk);
       }
       // A temporary thread is deleted at the end: its values are never needed.
-      if (!kwargs.temporary) finalValues = mapper.finalValues();
+      if (!kwargs.temporary && !kwargs.protocol) finalValues = mapper.finalValues();
     } catch (err) {
       // The database went away under the graph (a checkpoint write): the run is handed back.
       if (!signal.aborted && isUnavailable(err)) throw err;

@@ -159,14 +159,14 @@ export class RunService {
     threadId: string | undefined,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders = {},
-    options: { startHere?: boolean; endOnly?: boolean } = {},
+    options: { startHere?: boolean; endOnly?: boolean; kwargs?: Record<string, unknown> } = {},
   ): Promise<RunRow> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
     // Planned again with a fresh assistant, the run keeps its ids (and so its first event).
     const ids = { run: uuidv7(), thread: threadId ?? uuidv7() };
     const plan = (remembered: boolean) =>
-      this.plan(threadId, body, {}, requestHeaders, { remembered, ids });
+      this.plan(threadId, body, options.kwargs ?? {}, requestHeaders, { remembered, ids });
     const dispatcher = this.deps.dispatcher;
     const start =
       options.startHere && (body.after_seconds ?? 0) <= 0 ? dispatcher?.reserve() : undefined;

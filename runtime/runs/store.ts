@@ -33,6 +33,15 @@ export interface RunRow {
   error: { error: string; message: string } | null;
 }
 
+/** A run started through the thread protocol, as its thread's event stream follows it. */
+export interface ProtocolRunRef {
+  run_id: string;
+  created_us: string;
+  status: RunStatus;
+  /** Its place among the thread's protocol runs, once it started executing. */
+  index: number | undefined;
+}
+
 /** Every column of `runs`, named: a prepared statement of `*` breaks when a column is added. */
 const RUN_COLUMNS =
   'run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy, attempt, worker_id, lease_expires_at, cancel_action, run_started_at, run_ended_at, error';
@@ -715,6 +724,81 @@ export class RunStore {
     const row = rows[0];
     if (!row?.run_id || !row.created_us) return { thread: !!row?.thread };
     return { thread: row.thread, run: { run_id: row.run_id, created_us: row.created_us } };
+  }
+
+  /**
+   * The thread's first run started through the thread protocol (kwargs `protocol`) created after
+   * `afterUs`, with its status and its place among the thread's protocol runs (set when it starts
+   * executing); `thread: false` while the thread does not exist.
+   */
+  async nextProtocolRun(
+    threadId: string,
+    afterUs: bigint,
+  ): Promise<{ thread: boolean; run?: ProtocolRunRef }> {
+    const { rows } = await this.pool.query<{
+      thread: boolean;
+      run_id: string | null;
+      created_us: string | null;
+      status: RunStatus | null;
+      protocol_index: string | null;
+    }>({
+      name: 'runs.nextProtocolRun',
+      text: `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1) AS thread, r.*
+       FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+         SELECT run_id, status, kwargs->>'protocol_index' AS protocol_index,
+                (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
+         FROM runs WHERE thread_id = $1 AND (extract(epoch FROM created_at) * 1000000)::bigint > $2
+           AND kwargs ? 'protocol'
+         ORDER BY created_at, run_id LIMIT 1) AS r ON true`,
+      values: [threadId, afterUs.toString()],
+    });
+    const row = rows[0];
+    if (!row?.run_id || !row.created_us || !row.status) return { thread: !!row?.thread };
+    return {
+      thread: row.thread,
+      run: {
+        run_id: row.run_id,
+        created_us: row.created_us,
+        status: row.status,
+        index: row.protocol_index === null ? undefined : Number(row.protocol_index),
+      },
+    };
+  }
+
+  /**
+   * The cursor just before the thread's newest protocol run (`nextProtocolRun` then returns it),
+   * or now when it has none; and the highest place any of its protocol runs took (-1 if none).
+   */
+  async protocolPosition(threadId: string): Promise<{ beforeLatestUs: bigint; maxIndex: number }> {
+    const { rows } = await this.pool.query<{ us: string; max_index: string | null }>({
+      name: 'runs.protocolPosition',
+      text: `SELECT coalesce(
+               (extract(epoch FROM max(created_at)) * 1000000)::bigint - 1,
+               (extract(epoch FROM now()) * 1000000)::bigint)::text AS us,
+             max((kwargs->>'protocol_index')::bigint)::text AS max_index
+             FROM runs WHERE thread_id = $1 AND kwargs ? 'protocol'`,
+      values: [threadId],
+    });
+    const row = rows[0]!;
+    return { beforeLatestUs: BigInt(row.us), maxIndex: Number(row.max_index ?? -1) };
+  }
+
+  /**
+   * A protocol run's place among its thread's protocol runs: one past the highest taken, fixed
+   * the first time it is asked (when the run starts executing, alone on its thread) and kept by
+   * retries. Its events' thread-wide sequence numbers start there.
+   */
+  async protocolIndex(runId: string, threadId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ index: string }>({
+      name: 'runs.protocolIndex',
+      text: `UPDATE runs SET kwargs = jsonb_set(kwargs, '{protocol_index}', to_jsonb(
+               coalesce((kwargs->>'protocol_index')::bigint,
+                 (SELECT coalesce(max((r.kwargs->>'protocol_index')::bigint), -1) + 1 FROM runs r
+                   WHERE r.thread_id = $2 AND r.run_id <> $1 AND r.kwargs ? 'protocol_index'))))
+             WHERE run_id = $1 RETURNING kwargs->>'protocol_index' AS index`,
+      values: [runId, threadId],
+    });
+    return Number(rows[0]?.index ?? 0);
   }
 
   /** Where a live thread stream starts: just before its oldest active run, or now. */

@@ -1,0 +1,311 @@
+// The thread protocol's commands over ordinary runs: `run.start` and `input.respond` create runs
+// through the runs context (same queue, multitask rules, webhooks, thread status, checkpoints),
+// marked so their events are LangGraph's v3 protocol events; the rest read the thread.
+import type { IncomingHttpHeaders } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { AppError } from '../../common/errors/index.js';
+import {
+  RUN_SEQ_STRIDE,
+  type RunCreateBody,
+  type RunEventLog,
+  type RunService,
+  type RunStore,
+  type Notifier,
+} from '../runs/index.js';
+import type { ThreadService } from '../threads/index.js';
+import { ProtocolError, invalidArgument, issueMessage } from './errors.js';
+import {
+  InputRespondParams,
+  RunStartParams,
+  StateGetParams,
+  SubscribeParams,
+  UnsubscribeParams,
+  type CommandEnvelope,
+} from './schemas.js';
+import {
+  runEvents,
+  threadProtocolEvents,
+  type ProtocolCursor,
+  type ProtocolEvent,
+  type ThreadEventsDeps,
+} from './thread-events.js';
+
+export interface ProtocolServiceDeps {
+  runs: RunService;
+  runStore: RunStore;
+  events: RunEventLog;
+  notifier: Notifier;
+  threads: ThreadService;
+}
+
+export interface SuccessEnvelope {
+  type: 'success';
+  id: number;
+  result: unknown;
+  meta?: Record<string, unknown>;
+}
+
+/** A protocol run executes with LangGraph's v3 event stream (see RunExecutor). */
+const PROTOCOL_KWARGS = { protocol: true };
+
+interface TreeNode {
+  namespace: string[];
+  status: string;
+  graph_name: string;
+  children?: TreeNode[];
+}
+
+function parse<T>(schema: z.ZodType<T>, params: unknown, method: string): T {
+  const parsed = schema.safeParse(params ?? {});
+  if (parsed.success) return parsed.data;
+  throw invalidArgument(`${method}: ${issueMessage(parsed.error)}`);
+}
+
+/** Ids of the interrupts a thread waits on (its row's `interrupts`, by task). */
+function pendingInterrupts(interrupts: Record<string, unknown>): Set<string> {
+  const ids = new Set<string>();
+  for (const list of Object.values(interrupts ?? {}))
+    for (const item of Array.isArray(list) ? list : [])
+      if (item && typeof (item as { id?: unknown }).id === 'string')
+        ids.add((item as { id: string }).id);
+  return ids;
+}
+
+export class ProtocolService {
+  private readonly reader: ThreadEventsDeps;
+
+  constructor(private readonly deps: ProtocolServiceDeps) {
+    this.reader = { runs: deps.runStore, events: deps.events, notifier: deps.notifier };
+  }
+
+  /** Answers one command that needs no connection state (every command over HTTP). */
+  async command(
+    threadId: string,
+    command: CommandEnvelope,
+    headers: IncomingHttpHeaders,
+  ): Promise<SuccessEnvelope> {
+    const { id, method, params } = command;
+    const ok = (result: unknown, meta: Record<string, unknown> = {}): SuccessEnvelope => ({
+      type: 'success',
+      id,
+      result,
+      meta: { thread_id: threadId, ...meta },
+    });
+    switch (method) {
+      case 'run.start': {
+        const { run_id, applied } = await this.runStart(threadId, params, headers);
+        return ok({ run_id }, { applied_through_seq: applied });
+      }
+      case 'input.respond': {
+        const applied = await this.inputRespond(threadId, params, headers);
+        return ok({}, { applied_through_seq: applied });
+      }
+      case 'state.get':
+        return ok(await this.stateGet(threadId, params));
+      case 'agent.getTree':
+        return ok({ tree: await this.tree(threadId) });
+      case 'subscription.subscribe':
+        // Over HTTP a subscription has nowhere to deliver: SSE streams carry their own filter.
+        parse(SubscribeParams, params, method);
+        return ok({ subscription_id: randomUUID(), replayed_events: 0 });
+      case 'subscription.unsubscribe': {
+        const { subscription_id } = parse(UnsubscribeParams, params, method);
+        throw new ProtocolError(
+          'no_such_subscription',
+          `No subscription "${subscription_id}" on this connection.`,
+        );
+      }
+      case 'subscription.reconnect':
+        throw new ProtocolError(
+          'not_supported',
+          'subscription.reconnect is not supported: open a stream with `since` instead.',
+        );
+      default:
+        throw new ProtocolError('unknown_command', `Unknown command "${method}".`);
+    }
+  }
+
+  /**
+   * The thread's sequence number before any event of a run created now: at or above every
+   * event of the runs that already executed, below every event of a run that has not.
+   */
+  private async watermark(threadId: string): Promise<number> {
+    const { maxIndex } = await this.deps.runStore.protocolPosition(threadId);
+    return Math.max(0, (maxIndex + 1) * RUN_SEQ_STRIDE - 1);
+  }
+
+  async runStart(
+    threadId: string,
+    raw: unknown,
+    headers: IncomingHttpHeaders,
+  ): Promise<{ run_id: string; applied: number }> {
+    const parsed = RunStartParams.safeParse(raw ?? {});
+    if (!parsed.success) {
+      const missing = !(raw && typeof raw === 'object' && 'assistant_id' in raw);
+      throw invalidArgument(
+        missing
+          ? 'run.start requires an assistant_id.'
+          : `run.start: ${issueMessage(parsed.error)}`,
+      );
+    }
+    const params = parsed.data;
+    const input = params.input ?? null;
+    // Input for a thread waiting at an interrupt resumes it, as the official servers do.
+    const thread = await this.deps.threads.getRow(threadId).catch(() => undefined);
+    const resume = input !== null && thread && pendingInterrupts(thread.interrupts).size > 0;
+    const configurable = (params.config?.configurable ?? {}) as Record<string, unknown>;
+    const checkpointId =
+      typeof configurable.checkpoint_id === 'string' ? configurable.checkpoint_id : undefined;
+    const body: RunCreateBody = {
+      assistant_id: params.assistant_id,
+      ...(resume ? { command: { resume: input } } : { input }),
+      config: params.config ?? null,
+      metadata: params.metadata ?? null,
+      multitask_strategy: params.multitaskStrategy ?? 'enqueue',
+      if_not_exists: 'create',
+      stream_subgraphs: true,
+      ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+    };
+    return this.create(threadId, body, headers);
+  }
+
+  private async create(
+    threadId: string,
+    body: RunCreateBody,
+    headers: IncomingHttpHeaders,
+  ): Promise<{ run_id: string; applied: number }> {
+    const applied = await this.watermark(threadId);
+    const run = await this.deps.runs.create(threadId, body, headers, {
+      startHere: true,
+      kwargs: PROTOCOL_KWARGS,
+    });
+    return { run_id: run.run_id, applied };
+  }
+
+  async inputRespond(
+    threadId: string,
+    raw: unknown,
+    headers: IncomingHttpHeaders,
+  ): Promise<number> {
+    const params = parse(InputRespondParams, raw, 'input.respond');
+    const responses = 'responses' in params ? params.responses : [params];
+    const thread = await this.deps.threads.getRow(threadId).catch(() => undefined);
+    if (!thread) throw new ProtocolError('no_such_run', 'No run on this thread to respond to.');
+    const pending = pendingInterrupts(thread.interrupts);
+    if (!pending.size) {
+      if (thread.status === 'busy')
+        throw invalidArgument('input.respond can only be used while the run is interrupted.');
+      throw new ProtocolError('no_such_run', 'No interrupted run on this thread to respond to.');
+    }
+    for (const { interrupt_id } of responses)
+      if (!pending.has(interrupt_id))
+        throw new ProtocolError(
+          'no_such_interrupt',
+          `Interrupt "${interrupt_id}" is not pending on this thread.`,
+        );
+    const assistantId = thread.metadata.assistant_id;
+    if (typeof assistantId !== 'string')
+      throw new ProtocolError('no_such_run', 'The thread has no assistant to resume with.');
+    const update = Array.isArray(params.update) ? Object.fromEntries(params.update) : params.update;
+    const body: RunCreateBody = {
+      assistant_id: assistantId,
+      command: {
+        resume: Object.fromEntries(responses.map((r) => [r.interrupt_id, r.response])),
+        ...(update ? { update } : {}),
+        ...(params.goto !== undefined ? { goto: params.goto } : {}),
+      },
+      config: params.config ?? null,
+      metadata: params.metadata ?? null,
+      multitask_strategy: 'enqueue',
+      stream_subgraphs: true,
+    };
+    return (await this.create(threadId, body, headers)).applied;
+  }
+
+  async stateGet(threadId: string, raw: unknown): Promise<Record<string, unknown>> {
+    const { keys } = parse(StateGetParams, raw, 'state.get');
+    const state = await this.deps.threads.state(threadId).catch((err: unknown) => {
+      if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
+      throw err;
+    });
+    const values = (state?.values ?? {}) as Record<string, unknown>;
+    const picked = keys
+      ? Object.fromEntries(keys.filter((k) => k in values).map((k) => [k, values[k]]))
+      : values;
+    const checkpoint = state?.checkpoint;
+    return {
+      values: picked,
+      ...(checkpoint
+        ? {
+            checkpoint: {
+              id: checkpoint.checkpoint_id,
+              ...(checkpoint.checkpoint_ns ? { ns: checkpoint.checkpoint_ns } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+
+  /** The agent tree of the thread's newest protocol run, from its lifecycle events. */
+  async tree(threadId: string): Promise<TreeNode> {
+    const { beforeLatestUs } = await this.deps.runStore.protocolPosition(threadId);
+    const { run } = await this.deps.runStore.nextProtocolRun(threadId, beforeLatestUs);
+    if (!run) throw new ProtocolError('no_such_run', 'No run was started on this thread.');
+    const nodes = new Map<string, TreeNode>();
+    const keyOf = (ns: string[]) => ns.join('\u0000');
+    let root: TreeNode | undefined;
+    // Only what the log holds now: an active run's log is not waited for.
+    const stop = new AbortController();
+    const reading = {
+      ...run,
+      status:
+        run.status === 'running' || run.status === 'pending' ? ('success' as const) : run.status,
+    };
+    const active = reading.status !== run.status;
+    for await (const event of runEvents(this.reader, reading, stop.signal)) {
+      if (event.method !== 'lifecycle') continue;
+      const data = event.params.data as { event?: string; graph_name?: string };
+      const ns = event.params.namespace;
+      // Still running: the end this read supposes is not the run's.
+      if (active && !ns.length && data.event !== 'running') continue;
+      let node = nodes.get(keyOf(ns));
+      if (!node) {
+        const graphName = ns.length ? ns.at(-1)!.split(':', 1)[0]! : (data.graph_name ?? '');
+        node = { namespace: ns, status: data.event ?? 'running', graph_name: graphName };
+        nodes.set(keyOf(ns), node);
+        if (!ns.length) root = node;
+        else {
+          const parent = nodes.get(keyOf(ns.slice(0, -1)));
+          if (parent) (parent.children ??= []).push(node);
+        }
+      } else node.status = data.event ?? node.status;
+    }
+    if (!root) throw new ProtocolError('no_such_run', "The thread's run has not started yet.");
+    return root;
+  }
+
+  /** A thread's protocol events from `start` until `signal` (SSE streams, WebSocket subscriptions). */
+  events(
+    threadId: string,
+    start: ProtocolCursor,
+    signal: AbortSignal,
+  ): AsyncIterable<ProtocolEvent> {
+    return threadProtocolEvents(this.reader, threadId, start, signal);
+  }
+
+  /**
+   * Where a stream starts. With `since`, every retained run (numbers above it); otherwise every
+   * retained run for SSE (the JS server replays its whole buffer), or the newest run and later
+   * ones for a WebSocket subscription (the current run session's buffer).
+   */
+  async cursor(
+    threadId: string,
+    since: number | undefined,
+    currentRunOnly: boolean,
+  ): Promise<ProtocolCursor> {
+    if (since !== undefined || !currentRunOnly) return { afterUs: -1n, since };
+    const { beforeLatestUs } = await this.deps.runStore.protocolPosition(threadId);
+    return { afterUs: beforeLatestUs };
+  }
+}
