@@ -270,6 +270,14 @@ export const RULES: Record<string, Rule> = {
   'POST /threads/:thread_id/history': threadAction('read'),
   'GET /threads/:thread_id/history': threadAction('read'),
   'GET /threads/:thread_id/stream': threadAction('read'),
+  // Thread protocol: a command that starts or resumes a run is `create_run`, the rest reads.
+  'POST /threads/:thread_id/commands': (req, z) => {
+    const method = (req.body as Json | null)?.method;
+    const starts = method === 'run.start' || method === 'input.respond';
+    return z.thread(starts ? 'create_run' : 'read', param(req, 'thread_id'), {});
+  },
+  'POST /threads/:thread_id/stream/events': threadAction('read'),
+  'GET /threads/:thread_id/stream/events': threadAction('read'),
 
   // Runs
   'POST /threads/:thread_id/runs': createRunOnThread,

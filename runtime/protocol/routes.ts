@@ -74,7 +74,7 @@ export function protocolRoutes(service: ProtocolService): FastifyPluginAsyncZod 
           summary: 'Stream the thread protocol events (SSE)',
           params: ThreadParams,
           body: StreamBody,
-          response: { 200: events, ...errorResponses('BAD_REQUEST') },
+          response: { 200: events, ...errorResponses('BAD_REQUEST', 'NOT_FOUND') },
         },
         attachValidation: true,
       },

@@ -140,6 +140,29 @@ describe('threads', () => {
   });
 });
 
+describe('thread protocol', () => {
+  it('commands and event streams of another user’s thread are hidden', async () => {
+    const { thread_id: id } = await alice.threads.create();
+    const command = (token: string, method: string, params: object) =>
+      raw(servers[1]!, `/threads/${id}/commands`, {
+        method: 'POST',
+        token,
+        body: JSON.stringify({ id: 1, method, params }),
+      });
+    expect((await command('token-bob', 'state.get', {})).status).toBe(404);
+    const start = { assistant_id: 'echo', input: hi('not yours') };
+    expect((await command('token-bob', 'run.start', start)).status).toBe(404);
+    const events = await raw(servers[1]!, `/threads/${id}/stream/events`, {
+      method: 'POST',
+      token: 'token-bob',
+      body: JSON.stringify({ channels: ['values'] }),
+    });
+    expect(events.status).toBe(404);
+    expect((await command('token-alice', 'state.get', {})).status).toBe(200);
+    expect(await alice.runs.list(id)).toEqual([]);
+  });
+});
+
 describe('runs', () => {
   it('carry the user in config.configurable; other users cannot create, read, join or cancel them', async () => {
     const thread = await alice.threads.create();
