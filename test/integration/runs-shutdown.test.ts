@@ -67,8 +67,15 @@ describe('shutdown', () => {
     // The grace period outlasts the run (8 s) and the lease (2 s) many times over.
     const a = await server({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '60' });
     const thread = await a.client.threads.create();
-    const run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi('drain') });
-    await untilRunning(a.client, thread.thread_id, run.run_id);
+    // The other replica is frozen until the run is running, so that this one claims it.
+    other.server.process.kill('SIGSTOP');
+    let run;
+    try {
+      run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi('drain') });
+      await untilRunning(a.client, thread.thread_id, run.run_id);
+    } finally {
+      other.server.process.kill('SIGCONT');
+    }
     const stopped = await terminate(a.server);
     expect(stopped.code).toBe(0);
     expect((await other.client.runs.get(thread.thread_id, run.run_id)).status).toBe('success');
