@@ -15,7 +15,7 @@
 // custom events received (each run must deliver all of them, or it is an error).
 //
 //   npm run bench:protocol -- [--duration 5] [--repeats 3] [--warmup 2] [--events 200]
-//                             [--settle 3] [--only <op>]
+//                             [--settle 3] [--slots 10] [--only <op>]
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +38,8 @@ const { values } = parseArgs({
     events: { type: 'string', default: '200' },
     /** Seconds of pause before each operation and after each window (the baseline persists). */
     settle: { type: 'string', default: '3' },
+    /** Graphdock's N_JOBS_PER_WORKER: runs it executes at once (its default, 10, unless given). */
+    slots: { type: 'string', default: '10' },
     only: { type: 'string', default: '' },
   },
 });
@@ -47,6 +49,7 @@ const options = {
   warmupMs: Number(values.warmup) * 1000,
   eventsPerRun: Number(values.events),
   settleMs: Number(values.settle) * 1000,
+  slots: Number(values.slots),
   only: values.only,
 };
 
@@ -263,7 +266,7 @@ async function main(): Promise<number> {
         .join(' ')})`,
   );
   const baseline = await startBaseline(10, { dir: BASELINE_DIR, config: CONFIG });
-  const graphdock = await startGraphdock({ config: CONFIG });
+  const graphdock = await startGraphdock({ config: CONFIG, slots: options.slots });
   console.log(`baseline: ${baseline.description}\ngraphdock: ${graphdock.description}`);
   const servers: [Party, RunningServer][] = [
     ['baseline', baseline],
