@@ -9,6 +9,7 @@ export default tseslint.config(
       '.graphdock/**',
       '.cache/**',
       'bench/baseline/**',
+      'bench/baseline-protocol/**',
       'bench/results/**',
       'test/python/**',
     ],

@@ -1,5 +1,6 @@
 // Starts the two servers under test on loopback ports and stops them again, leaving nothing behind:
-// (a) the official in-memory `@langchain/langgraph-api` server from bench/baseline, and
+// (a) the official in-memory `@langchain/langgraph-api` server from bench/baseline (or another
+// install of it, e.g. bench/baseline-protocol), and
 // (b) `graphdock runtime` on a fresh, durable (fsync on, synchronous_commit on) PostgreSQL.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -44,12 +45,13 @@ function freezer(child: { pid?: number | undefined }) {
  * `@tailwindcss/oxide-*`, pulled in by @langchain/langgraph-ui); `npm install --no-save` then
  * installs the same locked versions without rewriting the lock.
  */
-export function ensureBaselineInstalled(): void {
-  if (existsSync(join(BASELINE_DIR, 'node_modules'))) return;
+export function ensureBaselineInstalled(dir = BASELINE_DIR): void {
+  if (existsSync(join(dir, 'node_modules'))) return;
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const npmIn = (args: string[], stdio: 'pipe' | 'inherit') =>
-    spawnSync(npm, [...args, '--prefix', BASELINE_DIR, '--no-audit', '--no-fund'], { stdio });
-  console.log('Installing bench/baseline (npm ci) ...');
+    spawnSync(npm, [...args, '--prefix', dir, '--no-audit', '--no-fund'], { stdio });
+  const name = relative(REPO_ROOT, dir);
+  console.log(`Installing ${name} (npm ci) ...`);
   const ci = npmIn(['ci'], 'pipe');
   if (ci.status === 0) return;
   console.log(
@@ -57,8 +59,13 @@ export function ensureBaselineInstalled(): void {
   );
   const install = npmIn(['install', '--no-save'], 'inherit');
   if (install.status !== 0) {
-    throw new Error(`npm install --prefix bench/baseline failed (${install.status})`);
+    throw new Error(`npm install --prefix ${name} failed (${install.status})`);
   }
+}
+
+function apiVersion(modules: string): string {
+  const manifest = join(modules, '@langchain', 'langgraph-api', 'package.json');
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
 
 export function graphdockAvailable(): boolean {
@@ -68,11 +75,11 @@ export function graphdockAvailable(): boolean {
 type GraphSpec = string | { path: string; description?: string };
 
 /** The example graphs, with file paths rewritten relative to `cwd` (how the baseline wants them). */
-function graphsRelativeTo(cwd: string): Record<string, GraphSpec> {
-  const config = JSON.parse(readFileSync(EXAMPLES_CONFIG, 'utf8')) as {
+function graphsRelativeTo(cwd: string, configFile = EXAMPLES_CONFIG): Record<string, GraphSpec> {
+  const config = JSON.parse(readFileSync(configFile, 'utf8')) as {
     graphs: Record<string, GraphSpec>;
   };
-  const configDir = dirname(EXAMPLES_CONFIG);
+  const configDir = dirname(configFile);
   const rebase = (spec: string) => {
     const [file = '', symbol] = spec.split(':', 2);
     const rel = relative(cwd, resolve(configDir, file));
@@ -86,19 +93,27 @@ function graphsRelativeTo(cwd: string): Record<string, GraphSpec> {
   );
 }
 
-/** `nWorkers`: the baseline's queue workers (its CLI default is 10; idle for HTTP-only work). */
-export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
-  ensureBaselineInstalled();
+/**
+ * `nWorkers`: the baseline's queue workers (its CLI default is 10; idle for HTTP-only work).
+ * `dir` and `config`: another install of the official server (e.g. bench/baseline-protocol, which
+ * holds 1.5.1) and another graph config than the examples.
+ */
+export async function startBaseline(
+  nWorkers = 1,
+  options: { dir?: string; config?: string } = {},
+): Promise<RunningServer> {
+  const dir = options.dir ?? BASELINE_DIR;
+  ensureBaselineInstalled(dir);
   const cwd = mkdtempSync(join(tmpdir(), 'graphdock-bench-baseline-'));
   const port = await freePort();
-  const options = {
+  const serverOptions = {
     port,
     nWorkers,
     host: '127.0.0.1',
     cwd,
-    graphs: graphsRelativeTo(cwd),
+    graphs: graphsRelativeTo(cwd, options.config),
   };
-  const modules = join(BASELINE_DIR, 'node_modules');
+  const modules = join(dir, 'node_modules');
   const nodeFlags = imageNodeFlags();
   // The same loaders `langgraphjs dev` uses (tsx + the package's preload hook), without `watch`.
   const args = [
@@ -107,8 +122,8 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
     pathToFileURL(join(modules, 'tsx', 'dist', 'loader.mjs')).href,
     '--import',
     pathToFileURL(join(modules, '@langchain', 'langgraph-api', 'dist', 'preload.mjs')).href,
-    join(BASELINE_DIR, 'start.ts'),
-    JSON.stringify(options),
+    join(dir, 'start.ts'),
+    JSON.stringify(serverOptions),
   ];
   const child = spawn(imageNode(), args, {
     cwd,
@@ -130,7 +145,7 @@ export async function startBaseline(nWorkers = 1): Promise<RunningServer> {
   return {
     name: 'baseline',
     url,
-    description: `@langchain/langgraph-api 2.0.0 in-memory server (${nWorkers} queue workers), LOG_LEVEL=warn, node ${imageNodeVersion()} ${nodeFlags.join(' ')}`,
+    description: `@langchain/langgraph-api ${apiVersion(modules)} in-memory server (${nWorkers} queue workers), LOG_LEVEL=warn, node ${imageNodeVersion()} ${nodeFlags.join(' ')}`,
     output: log,
     stop,
     freeze: freezer(child),
