@@ -139,8 +139,15 @@ describe('shutdown', () => {
   it('does not count a run handed back at shutdown as an attempt: one handed back and one crash still succeed with 2 attempts allowed', async () => {
     const a = await server({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '0' });
     const thread = await a.client.threads.create();
-    const run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi('attempts') });
-    await untilRunning(a.client, thread.thread_id, run.run_id);
+    // The other replica is frozen until the run is running, so that this one claims it.
+    other.server.process.kill('SIGSTOP');
+    let run;
+    try {
+      run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi('attempts') });
+      await untilRunning(a.client, thread.thread_id, run.run_id);
+    } finally {
+      other.server.process.kill('SIGCONT');
+    }
     // Handed back at once; the other replica, the only one left, takes it (attempt 2)...
     expect((await terminate(a.server)).code).toBe(0);
     await untilRunning(other.client, thread.thread_id, run.run_id);
