@@ -93,6 +93,12 @@ function errorOf(err: unknown): { error: string; message: string } {
   return { error: 'Error', message: String(err) };
 }
 
+/**
+ * Failures `execute` handles itself, whatever step they stop: a lost lease (another worker has
+ * the run) and a database that is away (the run is handed back).
+ */
+const passesUp = (err: unknown) => isLeaseLost(err) || isUnavailable(err);
+
 /** The reason a run is aborted with when one of its writes found its lease taken over. */
 const LEASE_LOST = 'lease-lost';
 
@@ -336,7 +342,7 @@ export class RunExecutor {
       else if (completed && !kwargs.webhook) checkpointWrites = (await deferral?.take()) ?? [];
       else await deferral?.end();
     } catch (err) {
-      if (isLeaseLost(err) || isUnavailable(err)) throw err;
+      if (passesUp(err)) throw err;
       // A deferred write failed: the run fails with it, as it would have at that step.
       failWith(err);
       finalValues = undefined;
@@ -401,7 +407,7 @@ export class RunExecutor {
         log.debug({ status }, 'run finished');
         return settled.runsPending;
       } catch (err) {
-        if (isLeaseLost(err) || isUnavailable(err) || !checkpointWrites.length) throw err;
+        if (passesUp(err) || !checkpointWrites.length) throw err;
         // Its last checkpoints could not be written: the run fails with that error, and the
         // thread settles on what is durable.
         writer.reopen(closing);
@@ -422,7 +428,7 @@ export class RunExecutor {
       log.debug({ status }, 'run finished');
       return settled.runsPending;
     } catch (err) {
-      if (isLeaseLost(err) || isUnavailable(err)) throw err;
+      if (passesUp(err)) throw err;
       writer.reopen(closing);
       // The thread's state cannot be read back (e.g. a checkpointed write its reducers
       // reject): the run must still end, and the thread says why.
