@@ -14,7 +14,6 @@ import {
   type RunningOperator,
 } from '../support/operator.js';
 import { buildImageArchive, buildPostgresImageArchive, type ImageArchive } from './images.js';
-import { REAL_NODE_LABEL } from './index.js';
 import {
   createDeployment,
   createListener,
@@ -25,6 +24,7 @@ import {
   type DeploymentBody,
   type RevisionBody,
 } from './operator-helpers.js';
+import { postgresManifests } from './postgres-pod.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const PG_PASSWORD = 'operator-real-pods';
@@ -55,7 +55,7 @@ beforeAll(async () => {
     input: JSON.stringify({
       apiVersion: 'v1',
       kind: 'List',
-      items: postgresManifests(postgres.ref),
+      items: postgresManifests(postgres.ref, PG_PASSWORD),
     }),
   });
   await cp.cluster.kubectl(['wait', '--for=condition=Ready', 'pod/postgres', '--timeout=120s'], {
@@ -84,38 +84,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await operator?.stop();
 }, 60_000);
-
-function postgresManifests(image: string): object[] {
-  return [
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'postgres', labels: { app: 'postgres' } },
-      spec: {
-        nodeSelector: { [REAL_NODE_LABEL]: 'real' },
-        terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'postgres',
-            image,
-            imagePullPolicy: 'Never',
-            env: [{ name: 'POSTGRES_PASSWORD', value: PG_PASSWORD }],
-            ports: [{ containerPort: 5432 }],
-            readinessProbe: { tcpSocket: { port: 5432 }, periodSeconds: 1 },
-            volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql/data' }],
-          },
-        ],
-        volumes: [{ name: 'data', emptyDir: {} }],
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'postgres' },
-      spec: { selector: { app: 'postgres' }, ports: [{ port: 5432, targetPort: 5432 }] },
-    },
-  ];
-}
 
 async function diagnostics(): Promise<string> {
   const parts = [

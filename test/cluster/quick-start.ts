@@ -12,6 +12,7 @@ import {
   type ImageArchive,
 } from './images.js';
 import { REAL_NODE_LABEL, startCluster, type Cluster } from './index.js';
+import { postgresManifests } from './postgres-pod.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const CHART = join(REPO, 'charts', 'graphdock');
@@ -94,7 +95,7 @@ export async function startQuickStart(
       input: JSON.stringify({
         apiVersion: 'v1',
         kind: 'List',
-        items: postgresManifests(images.postgres.ref),
+        items: postgresManifests(images.postgres.ref, PG_PASSWORD),
       }),
     });
     await cluster.kubectl(
@@ -210,38 +211,6 @@ export async function startQuickStart(
 function splitRef(ref: string): [string, string] {
   const at = ref.lastIndexOf(':');
   return [ref.slice(0, at), ref.slice(at + 1)];
-}
-
-function postgresManifests(image: string): object[] {
-  return [
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'postgres', labels: { app: 'postgres' } },
-      spec: {
-        ...realNode,
-        terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'postgres',
-            image,
-            imagePullPolicy: 'Never',
-            env: [{ name: 'POSTGRES_PASSWORD', value: PG_PASSWORD }],
-            ports: [{ containerPort: 5432 }],
-            readinessProbe: { tcpSocket: { port: 5432 }, periodSeconds: 1 },
-            volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql/data' }],
-          },
-        ],
-        volumes: [{ name: 'data', emptyDir: {} }],
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'postgres' },
-      spec: { selector: { app: 'postgres' }, ports: [{ port: 5432, targetPort: 5432 }] },
-    },
-  ];
 }
 
 /** SQL in the database's pod (psql over its socket). */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildImageArchive, buildPostgresImageArchive, type ImageArchive } from './images.js';
 import { REAL_NODE_LABEL, startCluster, type Cluster } from './index.js';
+import { postgresManifests } from './postgres-pod.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const API_KEY = 'gd-test-real-pods-key';
@@ -33,7 +34,7 @@ beforeAll(async () => {
     await cluster.loadImage(image.archive);
     log(`loadImage ${image.ref}: ${seconds(t)}`);
   }
-  await apply(postgresManifests(postgres.ref));
+  await apply(postgresManifests(postgres.ref, PG_PASSWORD));
 }, 600_000);
 
 afterAll(async () => {
@@ -46,39 +47,6 @@ const apply = (objects: object[]) =>
   });
 
 const realNode = { nodeSelector: { [REAL_NODE_LABEL]: 'real' } };
-
-function postgresManifests(image: string): object[] {
-  return [
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'postgres', labels: { app: 'postgres' } },
-      spec: {
-        ...realNode,
-        terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'postgres',
-            image,
-            imagePullPolicy: 'Never',
-            env: [{ name: 'POSTGRES_PASSWORD', value: PG_PASSWORD }],
-            ports: [{ containerPort: 5432 }],
-            readinessProbe: { tcpSocket: { port: 5432 }, periodSeconds: 1 },
-            // The entrypoint makes $PGDATA below it; an emptyDir's root is world-writable.
-            volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql/data' }],
-          },
-        ],
-        volumes: [{ name: 'data', emptyDir: {} }],
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'postgres' },
-      spec: { selector: { app: 'postgres' }, ports: [{ port: 5432, targetPort: 5432 }] },
-    },
-  ];
-}
 
 /** The runtime Deployment: the image's default command, its database by the Service's ClusterIP. */
 function runtimeManifests(image: string, postgresIp: string, replicas: number): object[] {
