@@ -11,6 +11,7 @@ import { KubeResources } from './kube/index.js';
 import { ListenerService } from './listeners/index.js';
 import { TenancyService, TenancyStore, type BootstrapSettings } from './tenancy/index.js';
 import { createTraceService, type TraceSettings } from '../traces/index.js';
+import { createDestinationService, type ExportSettings } from '../exports/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -26,6 +27,8 @@ export interface ControlPlaneOptions {
   watchNamespaces?: readonly string[];
   /** The trace store's settings (retention); see docs/traces.md. */
   traces?: Partial<TraceSettings>;
+  /** Bulk export: the credential key ring and the self-hosted credential setting. */
+  exports?: ExportSettings;
   /** Defaults to KUBECONFIG / in-cluster service account, like kubectl. */
   kubeConfig?: KubeConfig;
   /** Builds the Kubernetes client; tests substitute one that fails at a chosen write. */
@@ -70,6 +73,18 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       options.traces,
     );
 
+    const destinations = await createDestinationService(
+      pool,
+      logger.child({ context: 'exports' }),
+      options.exports ?? { encryptionKeys: undefined, allowDefaultCredentials: false },
+    );
+    // After a key rotation: move rows sealed with an older key to the newest, in the background.
+    void (async () => {
+      let moved = 0;
+      for (let n = 1; n > 0; moved += n) n = await destinations.resealOldKeys();
+      if (moved) logger.info({ moved }, 'destination credentials re-sealed with the newest key');
+    })().catch((err: unknown) => logger.warn({ err }, 'destination credentials re-seal failed'));
+
     let kubeConfig = options.kubeConfig;
     if (!kubeConfig) {
       kubeConfig = new KubeConfig();
@@ -89,6 +104,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       listeners,
       deployments,
       traces,
+      destinations,
       checkReady: async () => {
         await pool.query('SELECT 1');
       },

@@ -12,6 +12,7 @@ import { listenerRoutes, type ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
 import { principalOf, registerAuth, verifyKeyRoute } from '../auth/index.js';
 import { traceRoutes, type TraceService } from '../../traces/index.js';
+import { destinationRoutes, type DestinationService } from '../../exports/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 
 export interface ControlPlaneAppDeps {
@@ -21,6 +22,7 @@ export interface ControlPlaneAppDeps {
   listeners: ListenerService;
   deployments: DeploymentService;
   traces: TraceService;
+  destinations: DestinationService;
   checkReady: () => Promise<void>;
 }
 
@@ -81,6 +83,15 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
     traceRoutes(deps.traces, {
       version: deps.version,
       tenantOf: (req) => principalOf(req).workspace.id,
+    }),
+  );
+  // Bulk export destinations: the key's workspace and permissions.
+  await app.register(
+    destinationRoutes(deps.destinations, {
+      callerOf: (req) => {
+        const principal = principalOf(req);
+        return { tenantId: principal.workspace.id, permissions: principal.permissions };
+      },
     }),
   );
   return app;
