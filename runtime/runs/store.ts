@@ -802,13 +802,19 @@ export class RunStore {
     return Number(rows[0]?.index ?? 0);
   }
 
-  /** Where a live thread stream starts: just before its oldest active run, or now. */
+  /**
+   * Where a live thread stream starts: just before its oldest active run, else after its newest
+   * run, else before any. Never "now": a run whose insert began earlier (its created_at) but
+   * commits after this read would fall behind such a cursor and never be read.
+   */
   async threadStreamStart(threadId: string): Promise<bigint> {
     const { rows } = await this.pool.query<{ us: string }>(
       `SELECT coalesce(
          (SELECT (extract(epoch FROM min(created_at)) * 1000000)::bigint - 1 FROM runs
           WHERE thread_id = $1 AND status IN ('pending', 'running')),
-         (extract(epoch FROM now()) * 1000000)::bigint)::text AS us`,
+         (SELECT (extract(epoch FROM max(created_at)) * 1000000)::bigint FROM runs
+          WHERE thread_id = $1),
+         -1)::text AS us`,
       [threadId],
     );
     return BigInt(rows[0]!.us);
