@@ -27,7 +27,12 @@ import {
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import { GraphRegistry, registerSdkLogger } from './graphs/index.js';
 import { ProtocolService } from './protocol/index.js';
-import { buildApp, ControlPlaneKeyVerifier, type ControlPlaneAuthSettings } from './http/index.js';
+import {
+  buildApp,
+  ControlPlaneKeyVerifier,
+  HttpConnections,
+  type ControlPlaneAuthSettings,
+} from './http/index.js';
 import {
   Notifier,
   RunEventLog,
@@ -68,6 +73,26 @@ export interface RuntimeOptions {
    * server's own address).
    */
   devTraces?: { url: string; ttlDays?: number };
+}
+
+/**
+ * At shutdown, a kept-alive connection left idle this long (from the listener's close at the
+ * earliest) is closed by the server; a client sending on it before then is answered.
+ */
+const IDLE_CONNECTION_GRACE_MS = 2_000;
+/** At shutdown, how long answers in flight may go on once the worker has stopped. */
+const ANSWER_GRACE_MS = 5_000;
+
+/** `promise`, or nothing after `ms`. */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, ms));
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 const DEFAULT_RUNS = {
@@ -345,11 +370,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger.child({ context: 'ttl' }),
     );
 
-    let draining = false;
-    // On the raw server, ahead of fastify: it also reaches streamed (hijacked) answers.
-    app.server.prependListener('request', (_req, res) => {
-      if (draining) res.setHeader('connection', 'close');
-    });
+    const connections = new HttpConnections(app.server);
 
     logger.info({ graphs: graphs.ids(), config: loaded.path }, 'runtime ready');
     return {
@@ -358,17 +379,28 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       drain: async (ms) => {
         // Idle connections are left open: closing one races a client's next request on it
         // (seen as failed requests through a Service); each closes after its next answer.
-        draining = true;
+        connections.startDraining();
         if (ms > 0) await new Promise((r) => setTimeout(r, ms));
       },
       close: async () => {
+        const closing = Date.now();
         await cronScheduler.stop();
         stopSweepers();
         await worker.stop(runSettings.shutdownGraceMs);
-        // Runs still here were handed back: their streams end, to be resumed elsewhere.
-        runEvents.close();
         // Traces of the last runs, before this server (the dev store) stops taking them.
         await tracing?.flush();
+        // No new connections; those open are still served, each closing after its answer.
+        const served = connections.close(IDLE_CONNECTION_GRACE_MS);
+        // Answers in flight (a wait for a run another replica executes) may still end well
+        // within the grace period, and a little after the worker stopped.
+        await within(
+          served,
+          Math.min(closing + runSettings.shutdownGraceMs - Date.now(), ANSWER_GRACE_MS),
+        );
+        // Runs still here were handed back: their streams end, to be resumed elsewhere.
+        runEvents.close();
+        // The streams and waits just ended send their last bytes and close their connections.
+        await within(served, IDLE_CONNECTION_GRACE_MS);
         await app.close();
         await webhooks.stop(5_000);
         await notifier.stop();

@@ -767,14 +767,15 @@ export class RunStore {
 
   /**
    * The cursor just before the thread's newest protocol run (`nextProtocolRun` then returns it),
-   * or now when it has none; and the highest place any of its protocol runs took (-1 if none).
+   * or before any when it has none; and the highest place any of its protocol runs took (-1 if
+   * none). Never "now": a run whose insert began earlier (its created_at) but commits after
+   * this read would fall behind such a cursor and never be read.
    */
   async protocolPosition(threadId: string): Promise<{ beforeLatestUs: bigint; maxIndex: number }> {
     const { rows } = await this.pool.query<{ us: string; max_index: string | null }>({
       name: 'runs.protocolPosition',
       text: `SELECT coalesce(
-               (extract(epoch FROM max(created_at)) * 1000000)::bigint - 1,
-               (extract(epoch FROM now()) * 1000000)::bigint)::text AS us,
+               (extract(epoch FROM max(created_at)) * 1000000)::bigint - 1, -1)::text AS us,
              max((kwargs->>'protocol_index')::bigint)::text AS max_index
              FROM runs WHERE thread_id = $1 AND kwargs ? 'protocol'`,
       values: [threadId],
@@ -801,13 +802,19 @@ export class RunStore {
     return Number(rows[0]?.index ?? 0);
   }
 
-  /** Where a live thread stream starts: just before its oldest active run, or now. */
+  /**
+   * Where a live thread stream starts: just before its oldest active run, else after its newest
+   * run, else before any. Never "now": a run whose insert began earlier (its created_at) but
+   * commits after this read would fall behind such a cursor and never be read.
+   */
   async threadStreamStart(threadId: string): Promise<bigint> {
     const { rows } = await this.pool.query<{ us: string }>(
       `SELECT coalesce(
          (SELECT (extract(epoch FROM min(created_at)) * 1000000)::bigint - 1 FROM runs
           WHERE thread_id = $1 AND status IN ('pending', 'running')),
-         (extract(epoch FROM now()) * 1000000)::bigint)::text AS us`,
+         (SELECT (extract(epoch FROM max(created_at)) * 1000000)::bigint FROM runs
+          WHERE thread_id = $1),
+         -1)::text AS us`,
       [threadId],
     );
     return BigInt(rows[0]!.us);

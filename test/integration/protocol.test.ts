@@ -5,6 +5,7 @@
 // cancel, and the documented errors for bad input.
 import { randomUUID } from 'node:crypto';
 import { Client } from '@langchain/langgraph-sdk-protocol';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
@@ -352,6 +353,78 @@ describe('thread protocol through the official JS SDK', () => {
       .filter((f) => f.method === 'custom')
       .map((f) => ((f as unknown as Event).params.data.payload as { tick: number }).tick);
     expect(ticks).toEqual([3, 4, 5]);
+  });
+
+  it('a WebSocket subscription made while run.start is still writing its run sees that run', async () => {
+    // issue 24: the subscription started "now" when the thread had no run yet, and a run whose
+    // insert began before that but committed after was never read: the socket stalled (2 of
+    // ~700 runs in bench/protocol, subscribe and run.start sent back to back). Here the run's
+    // insert is held on the thread's row lock until the subscription has been answered.
+    const threadId = randomUUID();
+    const created = await fetch(`${a.url}/threads`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ thread_id: threadId }),
+    });
+    expect(created.status).toBe(200);
+    const locker = new pg.Client({ connectionString: db.url });
+    locker.on('error', () => undefined);
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE', [threadId]);
+      const socket = new WebSocket(
+        `${a.url.replace('http', 'ws')}/threads/${threadId}/stream/events`,
+      );
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      const frames: Record<string, unknown>[] = [];
+      let subscribed!: () => void;
+      const answered = new Promise<void>((resolve) => (subscribed = resolve));
+      const ended = new Promise<'ended'>((resolve) =>
+        socket.on('message', (raw) => {
+          const frame = JSON.parse((raw as Buffer).toString()) as Record<string, unknown>;
+          frames.push(frame);
+          if (frame.type === 'success' && frame.id === 2) subscribed();
+          if (frame.type === 'event' && isRootEnd(frame as unknown as Event)) resolve('ended');
+        }),
+      );
+      socket.send(
+        JSON.stringify({
+          id: 1,
+          method: 'run.start',
+          params: { assistant_id: 'burst', input: { n: 3 } },
+        }),
+      );
+      // The run's insert has begun and waits for the thread's row.
+      for (;;) {
+        const { rows } = await locker.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
+        );
+        if (rows[0]!.waiting > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      socket.send(
+        JSON.stringify({
+          id: 2,
+          method: 'subscription.subscribe',
+          params: { channels: ['custom', 'lifecycle'] },
+        }),
+      );
+      await answered;
+      await locker.query('COMMIT');
+      const outcome = await Promise.race([
+        ended,
+        new Promise<'stalled'>((r) => setTimeout(() => r('stalled'), 20_000)),
+      ]);
+      socket.close();
+      expect(outcome).toBe('ended');
+      const custom = frames.filter((f) => f.method === 'custom');
+      expect(custom).toHaveLength(3);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
   });
 
   it('cancels a protocol run through the runs API: the stream ends interrupted', async () => {

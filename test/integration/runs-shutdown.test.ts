@@ -98,10 +98,16 @@ describe('shutdown', () => {
       },
     }) as AsyncIterable<Part>;
     const iterator = stream[Symbol.asyncIterator]();
-    // The run is under way and this client is following it.
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      first.push(next.value);
-      if (next.value.event === 'values') break;
+    // The other replica is frozen until the run is under way (its first values), so that this
+    // one executes it and hands it back: otherwise the other one may claim it first.
+    other.server.process.kill('SIGSTOP');
+    try {
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        first.push(next.value);
+        if (next.value.event === 'values') break;
+      }
+    } finally {
+      other.server.process.kill('SIGCONT');
     }
     // Another client follows the same run through a join stream.
     const joined: Part[] = [];
@@ -134,6 +140,8 @@ describe('shutdown', () => {
     const values = [...first, ...rest].filter((part) => part.event === 'values');
     expect(contents(values.at(-1)?.data)).toEqual(steps('handed over'));
     expect((await other.client.runs.get(thread.thread_id, runId)).status).toBe('success');
+    // Handed back by this replica, finished by the other one.
+    expect(await attempts(other.client, thread.thread_id, runId)).toBe(2);
   }, 90_000);
 
   it('does not count a run handed back at shutdown as an attempt: one handed back and one crash still succeed with 2 attempts allowed', async () => {

@@ -1,6 +1,7 @@
 // Every stream mode through the official JS SDK, in the shapes the Agent Server sends: legacy
 // `messages` (metadata, partial, complete), `events`, `checkpoints`, `tasks`, `debug`, `custom`,
 // and subgraph namespaces.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
 
@@ -231,6 +232,58 @@ describe('thread stream', () => {
       (s) => s.length === seen.length - secondStart - 1,
     );
     expect(resumed.map((p) => p.id)).toEqual(seen.slice(secondStart + 1).map((p) => p.id));
+  });
+
+  it('follows a run whose insert began before the stream opened and committed after', async () => {
+    // The stream of a thread without an active run started at the database's "now": a run
+    // whose insert had begun earlier (its created_at) but committed later was never read.
+    // Here the run's insert is held on the thread's row lock until the stream has looked once.
+    const thread = await rt.client.threads.create();
+    const locker = new pg.Client({ connectionString: rt.db.url });
+    locker.on('error', () => undefined);
+    await locker.connect();
+    const until = async (sql: string) => {
+      for (;;) {
+        // Activity is read afresh: within a transaction it is a snapshot otherwise.
+        await locker.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await locker.query<{ n: number }>(sql);
+        if (rows[0]!.n > 0) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE', [
+        thread.thread_id,
+      ]);
+      const created = rt.client.runs.create(thread.thread_id, 'echo', {
+        input: hi('late'),
+        multitaskStrategy: 'enqueue',
+      });
+      await until(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
+      );
+      const live = take(threadStream(thread.thread_id), (seen) =>
+        seen.some(
+          (p) => p.event === 'values' && (p.data as { messages: Msg[] }).messages.length === 2,
+        ),
+      );
+      // The stream has read where it starts and looked for a run (its next-run query ran).
+      await until(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE query LIKE '%AS thread, r.run_id, r.created_us%' AND pid <> pg_backend_pid()`,
+      );
+      await locker.query('COMMIT');
+      await created;
+      const outcome = await Promise.race([
+        live.then(() => 'followed'),
+        new Promise<string>((r) => setTimeout(() => r('stalled'), 20_000)),
+      ]);
+      expect(outcome).toBe('followed');
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
   });
 
   it('passes only run starts and errors in lifecycle mode, and refuses bad modes and ids', async () => {

@@ -27,6 +27,8 @@ export interface ServerOptions {
   node?: { binary: string; flags: string[] };
   /** A script run instead of bin/graphdock.mjs with the same arguments (test entry points). */
   entry?: string;
+  /** How long start-up may take to answer /ok (60 s by default). */
+  okTimeoutMs?: number;
 }
 
 export interface RunningServer {
@@ -81,7 +83,7 @@ async function startOnce(options: ServerOptions, port: number): Promise<RunningS
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
-  await waitForOk(`${url}${options.okPath ?? '/ok'}`, child, () => log);
+  await waitForOk(`${url}${options.okPath ?? '/ok'}`, child, () => log, options.okTimeoutMs);
   return {
     url,
     port,
@@ -128,8 +130,13 @@ function listensOn(pid: number | undefined, port: number): boolean {
   }
 }
 
-async function waitForOk(okUrl: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+async function waitForOk(
+  okUrl: string,
+  child: ChildProcess,
+  log: () => string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   const port = Number(new URL(okUrl).port);
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${log()}`);
@@ -142,7 +149,7 @@ async function waitForOk(okUrl: string, child: ChildProcess, log: () => string):
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill('SIGKILL');
-  throw new Error(`server did not answer /ok within 60 s:\n${log()}`);
+  throw new Error(`server did not answer /ok within ${timeoutMs / 1000} s:\n${log()}`);
 }
 
 /** Runs a CLI subcommand to completion and returns its exit code and output. */
