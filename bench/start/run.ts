@@ -65,7 +65,10 @@ function rssKiB(pid: number): number {
 /** The process's children (Linux), e.g. the esbuild service tsx starts. */
 function children(pid: number): number[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number),
   );
 }
 
@@ -82,7 +85,17 @@ async function once(entry: string, configPath: string): Promise<Sample> {
   const started = performance.now();
   const child = spawn(
     node,
-    [...flags, entry, 'runtime', '--config', configPath, '--port', String(port), '--host', '127.0.0.1'],
+    [
+      ...flags,
+      entry,
+      'runtime',
+      '--config',
+      configPath,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ],
     {
       env: { ...process.env, DATABASE_URL: pg.url, GRAPHDOCK_AUTH_TYPE: 'noop', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -136,7 +149,11 @@ try {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`node ${node} ${flags.join(' ')}; ${rounds} rounds; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `node ${node} ${flags.join(' ')}; ${rounds} rounds; load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log('| variant | start → first run p50 (max) | idle RSS node p50 | + children (esbuild) |');
 console.log('| --- | --- | --- | --- |');
 for (const [name, list] of samples) {
