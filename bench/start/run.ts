@@ -1,19 +1,12 @@
 // Start-up and idle footprint of `graphdock runtime`, from the TypeScript sources through tsx (a
 // checkout) and from the compiled build (`npm run build`, what the image runs), on the image's
 // Node.js and flags, against one PostgreSQL already up and migrated (as a pod finds it): time
-// from process start to the first successful run, and the resident memory of the server's
-// processes (node and, when tsx is loaded, its esbuild service) 5 s after that run.
+// from process start to the first successful run, and the resident memory of the server
+// process 5 s after that run.
 //
 //   npx tsx bench/start/run.ts [--rounds 5] [--config examples/langgraph.json]
 import { spawn } from 'node:child_process';
-import {
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -62,22 +55,11 @@ function rssKiB(pid: number): number {
   return Number(kb ?? 0);
 }
 
-/** The process's children (Linux), e.g. the esbuild service tsx starts. */
-function children(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
-      .split(' ')
-      .filter(Boolean)
-      .map(Number),
-  );
-}
-
 const node = imageNode();
 const flags = imageNodeFlags();
 interface Sample {
   firstRunMs: number;
   rssMiB: number;
-  childrenMiB: number;
 }
 
 async function once(entry: string, configPath: string): Promise<Sample> {
@@ -122,8 +104,7 @@ async function once(entry: string, configPath: string): Promise<Sample> {
     const firstRunMs = performance.now() - started;
     await new Promise((r) => setTimeout(r, 5_000));
     const rssMiB = rssKiB(child.pid!) / 1024;
-    const childrenMiB = children(child.pid!).reduce((sum, pid) => sum + rssKiB(pid), 0) / 1024;
-    return { firstRunMs, rssMiB, childrenMiB };
+    return { firstRunMs, rssMiB };
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -154,13 +135,12 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')}`,
 );
-console.log('| variant | start → first run p50 (max) | idle RSS node p50 | + children (esbuild) |');
-console.log('| --- | --- | --- | --- |');
+console.log('| variant | start → first run p50 (max) | idle RSS p50 |');
+console.log('| --- | --- | --- |');
 for (const [name, list] of samples) {
   const first = list.map((s) => s.firstRunMs);
   console.log(
     `| ${name} | ${median(first).toFixed(0)} ms (${Math.max(...first).toFixed(0)}) | ` +
-      `${median(list.map((s) => s.rssMiB)).toFixed(0)} MiB | ` +
-      `${median(list.map((s) => s.childrenMiB)).toFixed(0)} MiB |`,
+      `${median(list.map((s) => s.rssMiB)).toFixed(0)} MiB |`,
   );
 }
