@@ -10,7 +10,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user `authenticate` returned; undefined without custom auth. */
     authContext?: AuthContext | undefined;
-    /** The `search` handler's filter, for the route to pass to the store. */
+    /** The handler's filter, for the route to pass to the store (searches, a run's thread). */
     authFilter?: AuthFilter | undefined;
     /** Metadata and config an A2A run gets from `threads:create_run`. */
     authRun?: RunAuthExtras | undefined;

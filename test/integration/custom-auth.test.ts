@@ -185,6 +185,30 @@ describe('runs', () => {
     const rid = run!.run_id;
     expect(await status(bob.runs.create(tid, 'echo', { input: hi('x') }))).toBe(404);
     expect(await status(bob.runs.wait(tid, 'echo', { input: hi('x') }))).toBe(404);
+    // The filter is applied by the statements that create the run: each of their paths (one
+    // statement, a missing thread to create, a strategy that needs a transaction, a stream)
+    // refuses alike and leaves the thread as it was.
+    const before = await alice.threads.get(tid);
+    const fromBob = (extra: object) => ({ input: hi('x'), ...extra });
+    expect(await status(bob.runs.create(tid, 'echo', fromBob({ ifNotExists: 'create' })))).toBe(
+      404,
+    );
+    expect(
+      await status(bob.runs.create(tid, 'echo', fromBob({ multitaskStrategy: 'reject' }))),
+    ).toBe(404);
+    const streamed = await raw(servers[1]!, `/threads/${tid}/runs/stream`, {
+      method: 'POST',
+      token: 'token-bob',
+      body: JSON.stringify({ assistant_id: 'echo', input: hi('x') }),
+    });
+    expect(streamed.status).toBe(404);
+    const after = await alice.threads.get(tid);
+    expect([after.status, after.metadata, after.updated_at]).toEqual([
+      before.status,
+      before.metadata,
+      before.updated_at,
+    ]);
+    expect(await alice.runs.list(tid)).toHaveLength(1);
     expect(await status(bob.runs.list(tid))).toBe(404);
     expect(await status(bob.runs.get(tid, rid))).toBe(404);
     expect(await status(bob.runs.join(tid, rid))).toBe(404);
