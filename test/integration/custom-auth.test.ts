@@ -68,6 +68,21 @@ describe('authenticate', () => {
     ).toBe(401);
   });
 
+  it('lets UI assets through without a token, as script tags send none; not the UI HTML', async () => {
+    const [a] = servers;
+    const asset = await raw(a!, '/ui/whoami/entrypoint.js');
+    expect(asset.status).toBe(200);
+    expect(await asset.text()).toMatch(/^var __LGUI_whoami=/);
+    const html = (token?: string) =>
+      raw(a!, '/ui/whoami', {
+        method: 'POST',
+        body: '{"name":"weather"}',
+        ...(token ? { token } : {}),
+      });
+    expect((await html()).status).toBe(401);
+    expect((await html('token-bob')).status).toBe(200);
+  });
+
   it('documents the security of auth.openapi', async () => {
     const doc = (await (
       await raw(servers[0]!, '/openapi.json', { token: 'token-alice' })
