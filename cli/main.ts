@@ -77,7 +77,8 @@ export async function main(argv: string[]): Promise<number> {
     if (
       err instanceof ConfigError ||
       err instanceof PortInUseError ||
-      (err instanceof Error && ['ConfigFileError', 'GraphLoadError'].includes(err.name))
+      (err instanceof Error &&
+        ['ConfigFileError', 'GraphLoadError', 'UiBundleError'].includes(err.name))
     ) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;

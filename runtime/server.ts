@@ -44,6 +44,7 @@ import {
 } from './runs/index.js';
 import { GraphdockStore, ItemStore, StoreService, storeSettings } from './store/index.js';
 import { ThreadService, ThreadStore } from './threads/index.js';
+import { bundleUi } from './ui/index.js';
 import { checkpointerTtlSettings, startSweepers } from './ttl/index.js';
 import {
   createWebhookModule,
@@ -144,6 +145,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // A project meant to be protected is never served without its auth module.
   const authPath = loaded.config.auth?.path;
   const customAuth = authPath ? await loadCustomAuth(authPath, loaded.dir) : undefined;
+  // `ui` components are bundled before any connection too: one that does not build stops start-up.
+  const { ui, ui_config: uiConfig } = loaded.config;
+  const uiBundles =
+    ui && !loaded.config.http?.disable_ui
+      ? await bundleUi(ui, loaded.dir, uiConfig?.shared)
+      : undefined;
 
   const pool = createPool({
     url: options.databaseUrl,
@@ -333,6 +340,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       crons,
       store,
       webhooks: webhooks.deliveries,
+      ui: uiBundles,
       checkDb: async () => {
         await pool.query('SELECT 1');
       },

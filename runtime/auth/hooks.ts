@@ -2,6 +2,7 @@
 // then the route's authorization rule once its body and params are parsed.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CustomAuth } from './custom-auth.js';
+import { isUiAsset } from '../ui/index.js';
 import { Authz, RULES } from './policy.js';
 import type { AuthContext, AuthFilter, AuthLookups, RunAuthExtras } from './types.js';
 
@@ -9,7 +10,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user `authenticate` returned; undefined without custom auth. */
     authContext?: AuthContext | undefined;
-    /** The `search` handler's filter, for the route to pass to the store. */
+    /** The handler's filter, for the route to pass to the store (searches, a run's thread). */
     authFilter?: AuthFilter | undefined;
     /** Metadata and config an A2A run gets from `threads:create_run`. */
     authRun?: RunAuthExtras | undefined;
@@ -44,6 +45,7 @@ export function registerCustomAuth(
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0] ?? '';
     if (open.has(path) || req.method === 'OPTIONS') return;
+    if (isUiAsset(req.method, path, mountPrefix)) return;
     req.authContext = await auth.authenticate(asFetchRequest(req));
   });
   const authorizes = auth.authorizes;

@@ -1,7 +1,8 @@
 // Which action each API route is, what value its `on` handler sees, and what must be visible to
 // the caller before the route runs. Searches and counts hand the filter on to the store's SQL
 // (`request.authFilter`); routes naming a thread, run, assistant or cron first ask the store
-// whether that row matches the filter (404 when it does not, as for a missing row).
+// whether that row matches the filter (404 when it does not, as for a missing row), except the
+// run-creating routes, whose statement that locks the thread applies the filter itself.
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../common/errors/index.js';
 import type { CustomAuth } from './custom-auth.js';
@@ -58,9 +59,15 @@ export class Authz {
 
   /**
    * `threads:create_run`: the handler may add metadata; the run's config carries the user as
-   * the official server passes it (`langgraph_auth_user`, `_user_id`, `_permissions`).
+   * the official server passes it (`langgraph_auth_user`, `_user_id`, `_permissions`). With
+   * `deferThreadCheck`, the thread's visibility is not looked up here: the filter comes back
+   * as `threadFilter` for the run's own insert to apply (one statement fewer per run).
    */
-  async createRun(threadId: string | undefined, body: Json): Promise<RunAuthExtras> {
+  async createRun(
+    threadId: string | undefined,
+    body: Json,
+    deferThreadCheck = false,
+  ): Promise<RunAuthExtras> {
     const value: Json = {
       thread_id: threadId,
       assistant_id: body.assistant_id,
@@ -74,7 +81,8 @@ export class Authz {
       kwargs: body,
     };
     const filter = await this.filter('threads', 'create_run', value);
-    if (filter && threadId !== undefined) {
+    const defer = filter !== undefined && threadId !== undefined && deferThreadCheck;
+    if (filter && threadId !== undefined && !defer) {
       const seen = await this.lookups.thread(threadId, filter);
       if (seen === 'hidden') throw missing('Thread');
     }
@@ -85,7 +93,11 @@ export class Authz {
       configurable.langgraph_auth_user_id = user.identity;
       configurable.langgraph_auth_permissions = scopes;
     }
-    return { metadata: (value.metadata as Json | undefined) ?? {}, configurable };
+    return {
+      metadata: (value.metadata as Json | undefined) ?? {},
+      configurable,
+      ...(defer ? { threadFilter: filter } : {}),
+    };
   }
 }
 
@@ -147,9 +159,12 @@ const runOnThread =
   (req, z) =>
     z.thread(action, param(req, 'thread_id'), { run_id: param(req, 'run_id') });
 
+/** The run routes hand `req.authFilter` to the run's creation, which checks the thread. */
 const createRunOnThread: Rule = async (req, z) => {
   const body = bodyOf(req);
-  applyRunExtras(body, await z.createRun(param(req, 'thread_id'), body));
+  const extras = await z.createRun(param(req, 'thread_id'), body, true);
+  applyRunExtras(body, extras);
+  req.authFilter = extras.threadFilter;
 };
 
 const createStatelessRun: Rule = async (req, z) => {

@@ -40,4 +40,6 @@ export interface AuthLookups {
 export interface RunAuthExtras {
   metadata: Record<string, unknown>;
   configurable: Record<string, unknown>;
+  /** The filter the run's thread must match, when its creation is to check it (not a lookup). */
+  threadFilter?: AuthFilter | undefined;
 }

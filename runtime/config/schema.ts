@@ -132,7 +132,8 @@ export const LanggraphConfigSchema = z.strictObject({
   http: HttpConfig.optional(),
   webhooks: WebhooksConfig.optional(),
   ui: z.record(z.string(), z.string()).optional(),
-  ui_config: z.record(z.string(), z.unknown()).optional(),
+  // `shared`: packages the page provides to the UI bundles instead of each bundling its own.
+  ui_config: z.object({ shared: z.array(z.string()).optional() }).optional(),
   $schema: z.string().optional(),
 });
 

@@ -33,17 +33,6 @@ const UNBUILT: Unbuilt[] = [
     why: 'the MCP endpoint is not served yet (`true` is accepted: there is nothing to turn off)',
   },
   {
-    key: 'http.disable_ui',
-    used: (c) => c.http?.disable_ui === false,
-    why: 'generative UI is not served yet (`true` is accepted: there is nothing to turn off)',
-  },
-  { key: 'ui', used: (c) => c.ui !== undefined, why: 'generative UI is not supported yet' },
-  {
-    key: 'ui_config',
-    used: (c) => c.ui_config !== undefined,
-    why: 'generative UI is not supported yet',
-  },
-  {
     key: 'encryption',
     used: (c) => c.encryption !== undefined,
     why: 'custom encryption at rest is not supported yet',

@@ -20,6 +20,7 @@ import { protocolRoutes, type ProtocolService } from '../protocol/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
 import { storeRoutes, type StoreService } from '../store/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
+import { uiRoutes, type UiBundle } from '../ui/index.js';
 import { webhookRoutes, type WebhookDeliveries } from '../webhooks/index.js';
 import { registerApiKeyAuth } from './auth.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
@@ -53,6 +54,8 @@ export interface AppDeps {
   a2a: A2aService;
   crons: CronService;
   webhooks: WebhookDeliveries;
+  /** The bundles of `ui`, by graph id; without them there are no /ui routes. */
+  ui?: Map<string, UiBundle> | undefined;
   /** Route groups of other contexts, mounted after the core API under the same prefix. */
   routeGroups?: RouteGroup[];
   checkDb: () => Promise<void>;
@@ -169,6 +172,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           routes: a2aRoutes(deps.a2a, deps.info.version, prefix),
           disabledBy: 'disable_a2a',
         },
+        ...(deps.ui
+          ? [{ name: 'ui', routes: uiRoutes(deps.ui, prefix), disabledBy: 'disable_ui' as const }]
+          : []),
         ...(deps.routeGroups ?? []),
       ];
       for (const group of enabledGroups(groups, deps.http)) await scoped.register(group.routes);

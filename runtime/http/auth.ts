@@ -3,6 +3,7 @@
 // workspace (key-verifier.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { isUiAsset } from '../ui/index.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 
 export const OPEN_PATHS = new Set(['/ok']);
@@ -22,6 +23,7 @@ export function registerApiKeyAuth(
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     if (open.has(path) || request.method === 'OPTIONS') return;
+    if (isUiAsset(request.method, path, mountPrefix)) return;
     const header = request.headers['x-api-key'];
     const presented =
       (Array.isArray(header) ? header[0] : header) ??

@@ -3,11 +3,13 @@
 // or a body that is not JSON, 413 for a body over the limit, 400 and 414 for a path the router
 // cannot decode or whose parameter is over its length limit, 401 without a valid API key (when
 // keys are configured) or refused by the project's `authenticate`, 403 refused by its `on`
-// handlers (`auth.path`), 503 when the control plane that checks keys cannot answer for a key.
+// handlers (`auth.path`), 503 when the control plane that checks keys cannot answer for a key;
+// none of these three on the open paths (/ok, UI assets).
 // What a route raises itself (404, 409, ...) it declares in its own schema.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ErrorBody } from '../../common/errors/index.js';
+import { isUiAsset } from '../ui/index.js';
 import { OPEN_PATHS } from './auth.js';
 
 /** Methods whose requests fastify reads a body for. */
@@ -25,7 +27,9 @@ export function declareHttpErrors(app: FastifyInstance, mountPrefix: string): vo
     const errors: Record<number, z.ZodType> = {};
     // Without a declared success, the document would list only errors: any JSON, undescribed.
     if (!Object.keys(own).some((status) => status.startsWith('2'))) errors[200] = z.unknown();
-    if (!open.has(route.url)) {
+    const unauthenticated =
+      open.has(route.url) || methods.every((m) => isUiAsset(m, route.url, mountPrefix));
+    if (!unauthenticated) {
       errors[401] = ErrorBody;
       errors[503] = ErrorBody;
       errors[403] = ErrorBody;

@@ -36,6 +36,8 @@ export async function buildOpenApiDocument(version: string): Promise<unknown> {
     crons: unavailable<CronService>('crons'),
     store: unavailable<StoreService>('store'),
     webhooks: unavailable<WebhookDeliveries>('webhook deliveries'),
+    // Documented as served when `ui` is set.
+    ui: new Map(),
     checkDb: () => Promise.resolve(),
   });
   await app.ready();

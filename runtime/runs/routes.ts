@@ -91,7 +91,9 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       '/threads/:thread_id/runs',
       { schema: { tags, params: ThreadRunParams, body: RunCreate, response: created } },
       async (req, reply) => {
-        const run = await service.create(req.params.thread_id, req.body, req.headers);
+        const run = await service.create(req.params.thread_id, req.body, req.headers, {
+          threadFilter: req.authFilter,
+        });
         void reply.header('Content-Location', runPath(run, false));
         return runBody(run);
       },
@@ -103,7 +105,10 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       async (req, reply) =>
         wait(
           reply,
-          await service.create(req.params.thread_id, req.body, req.headers, HERE_END_ONLY),
+          await service.create(req.params.thread_id, req.body, req.headers, {
+            ...HERE_END_ONLY,
+            threadFilter: req.authFilter,
+          }),
           false,
           true,
         ),
@@ -116,7 +121,10 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
         stream(
           req,
           reply,
-          await service.create(req.params.thread_id, req.body, req.headers, HERE),
+          await service.create(req.params.thread_id, req.body, req.headers, {
+            ...HERE,
+            threadFilter: req.authFilter,
+          }),
           req.body,
           false,
           true,

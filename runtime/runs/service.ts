@@ -126,6 +126,8 @@ interface PlannedRun {
   threadMetadata: Record<string, unknown>;
   /** A thread the run creates also gets the run's metadata (the owner an auth handler added). */
   newThreadMetadata: Record<string, unknown>;
+  /** The caller's authorization filter: an existing thread that does not match is not found. */
+  threadFilter?: Record<string, unknown> | undefined;
   run: NewRun;
   opening: { events: RunEvent[]; notify: { channel: string; payload: string } };
 }
@@ -153,20 +155,31 @@ export class RunService {
    * too (wait), nobody follows its events live, so they are written in batches of up to
    * `END_ONLY_BATCH_MS`. A stream that cannot be resumed (not `stream_resumable`) is batched
    * the same way, its events handed to its readers here as they are produced: nobody can ask
-   * for them again by id, so they need not be durable first.
+   * for them again by id, so they need not be durable first. `threadFilter` (custom auth) is
+   * checked by the statements that lock the thread, as part of creating the run.
    */
   async create(
     threadId: string | undefined,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders = {},
-    options: { startHere?: boolean; endOnly?: boolean; kwargs?: Record<string, unknown> } = {},
+    options: {
+      startHere?: boolean;
+      endOnly?: boolean;
+      kwargs?: Record<string, unknown>;
+      threadFilter?: Record<string, unknown> | undefined;
+    } = {},
   ): Promise<RunRow> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
     // Planned again with a fresh assistant, the run keeps its ids (and so its first event).
     const ids = { run: uuidv7(), thread: threadId ?? uuidv7() };
-    const plan = (remembered: boolean) =>
-      this.plan(threadId, body, options.kwargs ?? {}, requestHeaders, { remembered, ids });
+    const plan = async (remembered: boolean): Promise<PlannedRun> => ({
+      ...(await this.plan(threadId, body, options.kwargs ?? {}, requestHeaders, {
+        remembered,
+        ids,
+      })),
+      threadFilter: options.threadFilter,
+    });
     const dispatcher = this.deps.dispatcher;
     const start =
       options.startHere && (body.after_seconds ?? 0) <= 0 ? dispatcher?.reserve() : undefined;
@@ -230,7 +243,12 @@ export class RunService {
         start && !planned.stateless && !planned.run.kwargs.checkpoint_id
           ? startRead?.(thread_id)
           : undefined;
-      const args = [thread_id, planned.threadMetadata, planned.assistantUnchanged] as const;
+      const args = [
+        thread_id,
+        planned.threadMetadata,
+        planned.assistantUnchanged,
+        planned.threadFilter,
+      ] as const;
       const created = () =>
         threads.newBusyThread(thread_id, planned.newThreadMetadata, planned.assistantUnchanged);
       const attempts = planned.stateless
@@ -351,17 +369,17 @@ export class RunService {
     body: RunCreateBody,
     start?: RunStart,
   ): Promise<CreatedRun> {
-    const { stateless, threadMetadata, newThreadMetadata } = planned;
+    const { stateless, threadMetadata, newThreadMetadata, threadFilter } = planned;
     const targetThread = planned.run.thread_id;
     const strategy = planned.run.multitask_strategy;
     let threadReady = stateless
       ? await this.deps.threads.createForRun(targetThread, newThreadMetadata, db)
-      : await this.deps.threads.lockForRun(targetThread, threadMetadata, db);
+      : await this.deps.threads.lockForRun(targetThread, threadMetadata, db, threadFilter);
     if (!threadReady && body.if_not_exists === 'create') {
       // Another request may create it first; then it is locked like any existing thread.
       threadReady =
         (await this.deps.threads.createForRun(targetThread, newThreadMetadata, db)) ||
-        (await this.deps.threads.lockForRun(targetThread, threadMetadata, db));
+        (await this.deps.threads.lockForRun(targetThread, threadMetadata, db, threadFilter));
     }
     if (!threadReady) throw notFound(`Thread with ID ${targetThread} not found`);
     // Only the other strategies look at the runs already there; `enqueue` just queues behind them.

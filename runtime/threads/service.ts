@@ -257,21 +257,23 @@ export class ThreadService {
     threadId: string,
     metadata: Record<string, unknown>,
     onlyIf?: EmbeddedStatement,
+    visibleTo?: AuthFilter,
   ): EmbeddedStatement {
-    return this.deps.store.lockBusyStatement(threadId, metadata, onlyIf);
+    return this.deps.store.lockBusyStatement(threadId, metadata, onlyIf, visibleTo);
   }
 
   /**
    * Locks the thread a run is being created on and marks it busy (undone if the creating
    * transaction rolls back, e.g. when a `reject` strategy refuses the run). False when the
-   * thread does not exist.
+   * thread does not exist, or does not match `visibleTo` (the caller's authorization filter).
    */
   lockForRun(
     threadId: string,
     metadata: Record<string, unknown>,
     db: PoolClient,
+    visibleTo?: AuthFilter,
   ): Promise<boolean> {
-    return this.deps.store.lockBusy(threadId, metadata, db);
+    return this.deps.store.lockBusy(threadId, metadata, db, visibleTo);
   }
 
   /** Whether a run already wrote checkpoints (a retried run then continues from them). */

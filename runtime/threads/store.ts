@@ -258,8 +258,9 @@ export class ThreadStore {
     threadId: string,
     metadata: Record<string, unknown>,
     db: PoolClient,
+    visibleTo?: AuthFilter,
   ): Promise<boolean> {
-    const lock = this.lockBusyStatement(threadId, metadata);
+    const lock = this.lockBusyStatement(threadId, metadata, undefined, visibleTo);
     const { rowCount } = await db.query(lock.sql(1), lock.values);
     return (rowCount ?? 0) > 0;
   }
@@ -267,17 +268,23 @@ export class ThreadStore {
   /**
    * `lockBusy` and `insert` (busy) as statements another store runs inside its own, with
    * parameters numbered from `$first`; each returns the thread's id when it took effect.
+   * With `visibleTo` (an authorization filter), a thread that does not match is left alone, as
+   * if missing: the check costs no statement of its own.
    */
   lockBusyStatement(
     threadId: string,
     metadata: Record<string, unknown>,
     onlyIf?: EmbeddedStatement,
+    visibleTo?: AuthFilter,
   ): EmbeddedStatement {
+    const own = [threadId, jsonb(metadata), ...(visibleTo ? [jsonb(visibleTo)] : [])];
     return {
       sql: (first) =>
         `UPDATE threads SET status = 'busy', metadata = metadata || $${first + 1}::jsonb, updated_at = now()
-         WHERE thread_id = $${first}${onlyIf ? ` AND ${onlyIf.sql(first + 2)}` : ''} RETURNING thread_id`,
-      values: [threadId, jsonb(metadata), ...(onlyIf?.values ?? [])],
+         WHERE thread_id = $${first}${visibleTo ? ` AND metadata @> $${first + 2}::jsonb` : ''}${
+           onlyIf ? ` AND ${onlyIf.sql(first + own.length)}` : ''
+         } RETURNING thread_id`,
+      values: [...own, ...(onlyIf?.values ?? [])],
     };
   }
 

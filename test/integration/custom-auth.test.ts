@@ -68,6 +68,21 @@ describe('authenticate', () => {
     ).toBe(401);
   });
 
+  it('lets UI assets through without a token, as script tags send none; not the UI HTML', async () => {
+    const [a] = servers;
+    const asset = await raw(a!, '/ui/whoami/entrypoint.js');
+    expect(asset.status).toBe(200);
+    expect(await asset.text()).toMatch(/^var __LGUI_whoami=/);
+    const html = (token?: string) =>
+      raw(a!, '/ui/whoami', {
+        method: 'POST',
+        body: '{"name":"weather"}',
+        ...(token ? { token } : {}),
+      });
+    expect((await html()).status).toBe(401);
+    expect((await html('token-bob')).status).toBe(200);
+  });
+
   it('documents the security of auth.openapi', async () => {
     const doc = (await (
       await raw(servers[0]!, '/openapi.json', { token: 'token-alice' })
@@ -185,6 +200,30 @@ describe('runs', () => {
     const rid = run!.run_id;
     expect(await status(bob.runs.create(tid, 'echo', { input: hi('x') }))).toBe(404);
     expect(await status(bob.runs.wait(tid, 'echo', { input: hi('x') }))).toBe(404);
+    // The filter is applied by the statements that create the run: each of their paths (one
+    // statement, a missing thread to create, a strategy that needs a transaction, a stream)
+    // refuses alike and leaves the thread as it was.
+    const before = await alice.threads.get(tid);
+    const fromBob = (extra: object) => ({ input: hi('x'), ...extra });
+    expect(await status(bob.runs.create(tid, 'echo', fromBob({ ifNotExists: 'create' })))).toBe(
+      404,
+    );
+    expect(
+      await status(bob.runs.create(tid, 'echo', fromBob({ multitaskStrategy: 'reject' }))),
+    ).toBe(404);
+    const streamed = await raw(servers[1]!, `/threads/${tid}/runs/stream`, {
+      method: 'POST',
+      token: 'token-bob',
+      body: JSON.stringify({ assistant_id: 'echo', input: hi('x') }),
+    });
+    expect(streamed.status).toBe(404);
+    const after = await alice.threads.get(tid);
+    expect([after.status, after.metadata, after.updated_at]).toEqual([
+      before.status,
+      before.metadata,
+      before.updated_at,
+    ]);
+    expect(await alice.runs.list(tid)).toHaveLength(1);
     expect(await status(bob.runs.list(tid))).toBe(404);
     expect(await status(bob.runs.get(tid, rid))).toBe(404);
     expect(await status(bob.runs.join(tid, rid))).toBe(404);

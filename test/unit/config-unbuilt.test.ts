@@ -20,17 +20,14 @@ describe('settings that are not built', () => {
     [{ http: { middleware_order: 'auth_first' } }, 'http.middleware_order'],
     [{ http: { enable_custom_route_auth: true } }, 'http.enable_custom_route_auth'],
     [{ http: { disable_mcp: false } }, 'http.disable_mcp'],
-    [{ http: { disable_ui: false } }, 'http.disable_ui'],
-    [{ ui: { chat: './ui.tsx' } }, 'ui'],
-    [{ ui_config: { shared: ['react'] } }, 'ui_config'],
     [{ encryption: { path: './enc.ts:enc' } }, 'encryption'],
   ])('%j is refused, naming %s', (extra, key) => {
     expect(() => load(extra)).toThrow(new RegExp(`\\b${key.replace('.', '\\.')}: not supported`));
   });
 
   it('names every unsupported setting at once', () => {
-    expect(() => load({ http: { app: './a.ts:app' }, ui: {} })).toThrow(
-      /http\.app: not supported[\s\S]*\bui: not supported/,
+    expect(() => load({ http: { app: './a.ts:app' }, encryption: {} })).toThrow(
+      /http\.app: not supported[\s\S]*\bencryption: not supported/,
     );
   });
 
@@ -39,6 +36,15 @@ describe('settings that are not built', () => {
       http: { disable_mcp: true, disable_ui: true, logging_headers: { includes: ['x-*'] } },
     });
     expect(config.http).toMatchObject({ disable_mcp: true, disable_ui: true });
+  });
+
+  it('accepts generative UI: ui, ui_config.shared and disable_ui either way', () => {
+    const { config } = load({
+      ui: { chat: './ui.tsx' },
+      ui_config: { shared: ['@acme/design'] },
+      http: { disable_ui: false },
+    });
+    expect(config.ui_config).toEqual({ shared: ['@acme/design'] });
   });
 });
 
