@@ -27,12 +27,6 @@ const UNBUILT: Unbuilt[] = [
     why: 'it protects the routes of `http.app`, which is not supported yet',
   },
   {
-    // `true` turns off a feature that is not served anyway: a no-op, so accepted.
-    key: 'http.disable_mcp',
-    used: (c) => c.http?.disable_mcp === false,
-    why: 'the MCP endpoint is not served yet (`true` is accepted: there is nothing to turn off)',
-  },
-  {
     key: 'http.disable_ui',
     used: (c) => c.http?.disable_ui === false,
     why: 'generative UI is not served yet (`true` is accepted: there is nothing to turn off)',

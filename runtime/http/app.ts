@@ -15,6 +15,7 @@ import type { AuthSettings, HttpSettings } from '../config/index.js';
 import { registerCustomAuth, type AuthLookups, type CustomAuth } from '../auth/index.js';
 import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
+import { McpService, mcpRoutes, type Loopback } from '../mcp/index.js';
 import { cronRoutes, type CronService } from '../crons/index.js';
 import { protocolRoutes, type ProtocolService } from '../protocol/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
@@ -141,6 +142,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
+  // The official servers' MCP endpoint calls the API the way its caller would (see mcp/service.ts).
+  const loopback: Loopback = async ({ method, path, body, headers }) => {
+    const res = await app.inject({
+      method,
+      url: `${prefix}${path}`,
+      headers,
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+    let parsed: unknown = null;
+    try {
+      parsed = res.body === '' ? null : JSON.parse(res.body);
+    } catch {
+      parsed = res.body;
+    }
+    return { status: res.statusCode, body: parsed };
+  };
+
   await app.register(
     async (scoped) => {
       await scoped.register(metaRoutes(deps.info, deps.metrics, deps.checkDb, meta));
@@ -168,6 +186,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           name: 'a2a',
           routes: a2aRoutes(deps.a2a, deps.info.version, prefix),
           disabledBy: 'disable_a2a',
+        },
+        {
+          name: 'mcp',
+          routes: mcpRoutes(
+            new McpService(loopback, deps.logger.child({ context: 'mcp' })),
+            deps.info.version,
+          ),
+          disabledBy: 'disable_mcp',
         },
         ...(deps.routeGroups ?? []),
       ];

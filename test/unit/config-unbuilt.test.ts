@@ -19,7 +19,6 @@ describe('settings that are not built', () => {
     [{ http: { app: './app.ts:app' } }, 'http.app'],
     [{ http: { middleware_order: 'auth_first' } }, 'http.middleware_order'],
     [{ http: { enable_custom_route_auth: true } }, 'http.enable_custom_route_auth'],
-    [{ http: { disable_mcp: false } }, 'http.disable_mcp'],
     [{ http: { disable_ui: false } }, 'http.disable_ui'],
     [{ ui: { chat: './ui.tsx' } }, 'ui'],
     [{ ui_config: { shared: ['react'] } }, 'ui_config'],
@@ -39,6 +38,12 @@ describe('settings that are not built', () => {
       http: { disable_mcp: true, disable_ui: true, logging_headers: { includes: ['x-*'] } },
     });
     expect(config.http).toMatchObject({ disable_mcp: true, disable_ui: true });
+  });
+
+  it('accepts serving MCP explicitly (`http.disable_mcp: false`)', () => {
+    expect(load({ http: { disable_mcp: false } }).config.http).toMatchObject({
+      disable_mcp: false,
+    });
   });
 });
 
