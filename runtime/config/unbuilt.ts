@@ -12,21 +12,6 @@ interface Unbuilt {
 
 const UNBUILT: Unbuilt[] = [
   {
-    key: 'http.app',
-    used: (c) => c.http?.app !== undefined,
-    why: 'custom routes and middleware are not supported yet',
-  },
-  {
-    key: 'http.middleware_order',
-    used: (c) => c.http?.middleware_order !== undefined,
-    why: 'it orders the middleware of `http.app`, which is not supported yet',
-  },
-  {
-    key: 'http.enable_custom_route_auth',
-    used: (c) => c.http?.enable_custom_route_auth !== undefined,
-    why: 'it protects the routes of `http.app`, which is not supported yet',
-  },
-  {
     key: 'http.disable_ui',
     used: (c) => c.http?.disable_ui === false,
     why: 'generative UI is not served yet (`true` is accepted: there is nothing to turn off)',

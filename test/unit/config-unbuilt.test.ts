@@ -16,9 +16,6 @@ const load = (extra: Record<string, unknown>) => loadLanggraphConfig(configFile(
 
 describe('settings that are not built', () => {
   it.each([
-    [{ http: { app: './app.ts:app' } }, 'http.app'],
-    [{ http: { middleware_order: 'auth_first' } }, 'http.middleware_order'],
-    [{ http: { enable_custom_route_auth: true } }, 'http.enable_custom_route_auth'],
     [{ http: { disable_ui: false } }, 'http.disable_ui'],
     [{ ui: { chat: './ui.tsx' } }, 'ui'],
     [{ ui_config: { shared: ['react'] } }, 'ui_config'],
@@ -28,8 +25,8 @@ describe('settings that are not built', () => {
   });
 
   it('names every unsupported setting at once', () => {
-    expect(() => load({ http: { app: './a.ts:app' }, ui: {} })).toThrow(
-      /http\.app: not supported[\s\S]*\bui: not supported/,
+    expect(() => load({ encryption: { path: './e.ts:e' }, ui: {} })).toThrow(
+      /\bui: not supported[\s\S]*\bencryption: not supported/,
     );
   });
 
@@ -38,6 +35,15 @@ describe('settings that are not built', () => {
       http: { disable_mcp: true, disable_ui: true, logging_headers: { includes: ['x-*'] } },
     });
     expect(config.http).toMatchObject({ disable_mcp: true, disable_ui: true });
+  });
+
+  it('accepts custom routes and their settings', () => {
+    const http = {
+      app: './app.ts:app',
+      middleware_order: 'auth_first',
+      enable_custom_route_auth: true,
+    };
+    expect(load({ http }).config.http).toMatchObject(http);
   });
 
   it('accepts serving MCP explicitly (`http.disable_mcp: false`)', () => {
@@ -50,10 +56,10 @@ describe('settings that are not built', () => {
 describe('the server with a setting that is not built', () => {
   it('does not start, and says why', async () => {
     const { code, output } = await runCli(
-      ['runtime', '--config', configFile({ http: { app: './app.ts:app' } })],
+      ['runtime', '--config', configFile({ encryption: { path: './enc.ts:enc' } })],
       { DATABASE_URL: 'postgres://nowhere.invalid/x' },
     );
     expect(code).toBe(1);
-    expect(output).toMatch(/http\.app: not supported by Graphdock/);
+    expect(output).toMatch(/encryption: not supported by Graphdock/);
   }, 30_000);
 });
