@@ -9,6 +9,7 @@ import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { A2aService, resolveDefaultAssistant } from './a2a/index.js';
 import { loadCustomAuth, type AuthLookups } from './auth/index.js';
+import { loadCustomApp } from './custom-app/index.js';
 import { AssistantService, AssistantStore, systemAssistantDefaults } from './assistants/index.js';
 import {
   CheckpointStore,
@@ -151,6 +152,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ui && !loaded.config.http?.disable_ui
       ? await bundleUi(ui, loaded.dir, uiConfig?.shared)
       : undefined;
+  const appPath = loaded.config.http?.app;
+  const customApp = appPath ? await loadCustomApp(appPath, loaded.dir) : undefined;
 
   const pool = createPool({
     url: options.databaseUrl,
@@ -310,6 +313,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ? new ControlPlaneKeyVerifier(options.controlPlaneAuth, logger.child({ context: 'auth' }))
         : undefined,
       customAuth: customAuth && { auth: customAuth, lookups: authLookups },
+      customApp,
       authSettings: loaded.config.auth,
       http: {
         ...loaded.config.http,

@@ -17,8 +17,19 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Set on a raw request that the custom app's front (`http.app`) already authenticated: the user,
+ * or null. The hook then takes that instead of authenticating again.
+ */
+export const PRE_AUTHENTICATED = Symbol('graphdock.preauthenticated');
+
 /** Paths open to everyone, as on the official server (liveness and server info). */
 const OPEN = ['/ok', '/info'];
+
+/** Whether `authenticate` is skipped for a path (under the mount prefix) and method. */
+export function isOpenToAll(path: string, method: string, mountPrefix: string): boolean {
+  return method === 'OPTIONS' || OPEN.some((p) => `${mountPrefix}${p}` === path);
+}
 
 /** The request as a WHATWG `Request`, the shape `authenticate` receives on the official server. */
 function asFetchRequest(req: FastifyRequest): Request {
@@ -43,6 +54,13 @@ export function registerCustomAuth(
   app.decorateRequest('authFilter', undefined);
   app.decorateRequest('authRun', undefined);
   app.addHook('onRequest', async (req) => {
+    const pre = (req.raw as unknown as Record<symbol, AuthContext | null | undefined>)[
+      PRE_AUTHENTICATED
+    ];
+    if (pre !== undefined) {
+      req.authContext = pre ?? undefined;
+      return;
+    }
     const path = req.url.split('?')[0] ?? '';
     if (open.has(path) || req.method === 'OPTIONS') return;
     if (isUiAsset(req.method, path, mountPrefix)) return;

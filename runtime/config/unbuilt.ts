@@ -12,27 +12,6 @@ interface Unbuilt {
 
 const UNBUILT: Unbuilt[] = [
   {
-    key: 'http.app',
-    used: (c) => c.http?.app !== undefined,
-    why: 'custom routes and middleware are not supported yet',
-  },
-  {
-    key: 'http.middleware_order',
-    used: (c) => c.http?.middleware_order !== undefined,
-    why: 'it orders the middleware of `http.app`, which is not supported yet',
-  },
-  {
-    key: 'http.enable_custom_route_auth',
-    used: (c) => c.http?.enable_custom_route_auth !== undefined,
-    why: 'it protects the routes of `http.app`, which is not supported yet',
-  },
-  {
-    // `true` turns off a feature that is not served anyway: a no-op, so accepted.
-    key: 'http.disable_mcp',
-    used: (c) => c.http?.disable_mcp === false,
-    why: 'the MCP endpoint is not served yet (`true` is accepted: there is nothing to turn off)',
-  },
-  {
     key: 'encryption',
     used: (c) => c.encryption !== undefined,
     why: 'custom encryption at rest is not supported yet',

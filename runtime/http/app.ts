@@ -1,4 +1,5 @@
 // Builds the fastify application from ready services. Listening is the caller's business.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
@@ -12,9 +13,17 @@ import {
 import type { Logger } from '../../common/logging/index.js';
 import type { Registry } from '../../common/metrics/index.js';
 import type { AuthSettings, HttpSettings } from '../config/index.js';
-import { registerCustomAuth, type AuthLookups, type CustomAuth } from '../auth/index.js';
+import {
+  PRE_AUTHENTICATED,
+  registerCustomAuth,
+  type AuthLookups,
+  type CustomAuth,
+} from '../auth/index.js';
+import { frontServer, type CustomApp } from '../custom-app/index.js';
+import { apiGate } from './gate.js';
 import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
+import { McpService, mcpRoutes, type Loopback } from '../mcp/index.js';
 import { cronRoutes, type CronService } from '../crons/index.js';
 import { protocolRoutes, type ProtocolService } from '../protocol/index.js';
 import { runRoutes, type RunEventLog, type RunService } from '../runs/index.js';
@@ -59,6 +68,8 @@ export interface AppDeps {
   /** Route groups of other contexts, mounted after the core API under the same prefix. */
   routeGroups?: RouteGroup[];
   checkDb: () => Promise<void>;
+  /** `http.app` loaded: mounted in front of the API (custom-app/front.ts). */
+  customApp?: CustomApp | undefined;
   /** Test support: see response-log.ts. */
   responseLog?: string | undefined;
 }
@@ -100,7 +111,32 @@ function securityTransform(
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Typed as fastify's logger interface so the instance keeps fastify's default generics.
   const logger: FastifyBaseLogger = deps.logger;
+  const prefix = mountPrefix(deps.http.mount_prefix);
+  const { customApp } = deps;
   const app = Fastify({
+    ...(customApp
+      ? {
+          serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
+            frontServer(
+              {
+                app: customApp,
+                prefix,
+                authFirst: deps.http.middleware_order === 'auth_first',
+                customRouteAuth: deps.http.enable_custom_route_auth === true,
+                gate: apiGate(
+                  {
+                    customAuth: deps.customAuth?.auth,
+                    apiKeys: deps.apiKeys,
+                    keyVerifier: deps.keyVerifier,
+                  },
+                  prefix,
+                ),
+                preAuthenticated: PRE_AUTHENTICATED,
+              },
+              handler,
+            ),
+        }
+      : {}),
     loggerInstance: logger,
     // Per-request access logs would dominate the output; metrics cover request volume.
     logController: new LogController({ disableRequestLogging: true }),
@@ -117,7 +153,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
-  const prefix = mountPrefix(deps.http.mount_prefix);
   // First, so it also sees the answers of the hooks below (401, CORS preflights).
   if (deps.responseLog) registerResponseLog(app, deps.responseLog, prefix);
   declareHttpErrors(app, prefix);
@@ -143,6 +178,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       transformObject: jsonSchemaTransformObject,
     });
   }
+
+  // The official servers' MCP endpoint calls the API the way its caller would (see mcp/service.ts).
+  const loopback: Loopback = async ({ method, path, body, headers }) => {
+    const res = await app.inject({
+      method,
+      url: `${prefix}${path}`,
+      headers,
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+    let parsed: unknown = null;
+    try {
+      parsed = res.body === '' ? null : JSON.parse(res.body);
+    } catch {
+      parsed = res.body;
+    }
+    return { status: res.statusCode, body: parsed };
+  };
 
   await app.register(
     async (scoped) => {
@@ -175,6 +227,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ...(deps.ui
           ? [{ name: 'ui', routes: uiRoutes(deps.ui, prefix), disabledBy: 'disable_ui' as const }]
           : []),
+        {
+          name: 'mcp',
+          routes: mcpRoutes(
+            new McpService(loopback, deps.logger.child({ context: 'mcp' })),
+            deps.info.version,
+          ),
+          disabledBy: 'disable_mcp',
+        },
         ...(deps.routeGroups ?? []),
       ];
       for (const group of enabledGroups(groups, deps.http)) await scoped.register(group.routes);

@@ -4,11 +4,46 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { isUiAsset } from '../ui/index.js';
+import { PRE_AUTHENTICATED } from '../auth/index.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 
 export const OPEN_PATHS = new Set(['/ok']);
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** The key a request presents: `X-Api-Key`, else a bearer token. */
+export function presentedKey(
+  apiKey: string | string[] | undefined | null,
+  authorization: string | undefined | null,
+): string | undefined {
+  return (
+    (Array.isArray(apiKey) ? apiKey[0] : (apiKey ?? undefined)) ??
+    /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '')?.[1]
+  );
+}
+
+/** Checks a presented key: undefined when accepted, else the status and detail of the refusal. */
+export function apiKeyCheck(
+  keys: string[],
+  verifier?: ControlPlaneKeyVerifier,
+): (presented: string | undefined) => Promise<{ status: number; detail: string } | undefined> {
+  // Hashing first gives equal-length buffers, so timingSafeEqual never leaks a key's length.
+  const digests = keys.map(digest);
+  return async (presented) => {
+    if (presented) {
+      const candidate = digest(presented);
+      let match = false;
+      for (const d of digests) match = timingSafeEqual(d, candidate) || match;
+      if (match) return undefined;
+      const verdict = await verifier?.verify(presented);
+      if (verdict === 'valid') return undefined;
+      // Neither yes nor no: the control plane is down and the key was not accepted lately.
+      if (verdict === 'unavailable')
+        return { status: 503, detail: 'API key cannot be verified right now; retry' };
+    }
+    return { status: 401, detail: presented ? 'Invalid API key' : 'Missing X-Api-Key header' };
+  };
+}
 
 export function registerApiKeyAuth(
   app: FastifyInstance,
@@ -17,30 +52,18 @@ export function registerApiKeyAuth(
   verifier?: ControlPlaneKeyVerifier,
 ): void {
   if (!keys.length && !verifier) return;
-  // Hashing first gives equal-length buffers, so timingSafeEqual never leaks a key's length.
-  const digests = keys.map(digest);
+  const check = apiKeyCheck(keys, verifier);
   const open = new Set([...OPEN_PATHS].map((p) => `${mountPrefix}${p}`));
   app.addHook('onRequest', async (request, reply) => {
+    // Already checked by the custom app's front (`http.app`).
+    if ((request.raw as unknown as Record<symbol, unknown>)[PRE_AUTHENTICATED] !== undefined)
+      return;
     const path = request.url.split('?')[0] ?? '';
     if (open.has(path) || request.method === 'OPTIONS') return;
     if (isUiAsset(request.method, path, mountPrefix)) return;
-    const header = request.headers['x-api-key'];
-    const presented =
-      (Array.isArray(header) ? header[0] : header) ??
-      /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (presented) {
-      const candidate = digest(presented);
-      let match = false;
-      for (const d of digests) match = timingSafeEqual(d, candidate) || match;
-      if (match) return;
-      const verdict = await verifier?.verify(presented);
-      if (verdict === 'valid') return;
-      // Neither yes nor no: the control plane is down and the key was not accepted lately.
-      if (verdict === 'unavailable')
-        return reply.code(503).send({ detail: 'API key cannot be verified right now; retry' });
-    }
-    return reply
-      .code(401)
-      .send({ detail: presented ? 'Invalid API key' : 'Missing X-Api-Key header' });
+    const refused = await check(
+      presentedKey(request.headers['x-api-key'], request.headers.authorization),
+    );
+    if (refused) return reply.code(refused.status).send({ detail: refused.detail });
   });
 }

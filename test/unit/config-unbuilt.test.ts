@@ -16,19 +16,9 @@ const load = (extra: Record<string, unknown>) => loadLanggraphConfig(configFile(
 
 describe('settings that are not built', () => {
   it.each([
-    [{ http: { app: './app.ts:app' } }, 'http.app'],
-    [{ http: { middleware_order: 'auth_first' } }, 'http.middleware_order'],
-    [{ http: { enable_custom_route_auth: true } }, 'http.enable_custom_route_auth'],
-    [{ http: { disable_mcp: false } }, 'http.disable_mcp'],
     [{ encryption: { path: './enc.ts:enc' } }, 'encryption'],
   ])('%j is refused, naming %s', (extra, key) => {
     expect(() => load(extra)).toThrow(new RegExp(`\\b${key.replace('.', '\\.')}: not supported`));
-  });
-
-  it('names every unsupported setting at once', () => {
-    expect(() => load({ http: { app: './a.ts:app' }, encryption: {} })).toThrow(
-      /http\.app: not supported[\s\S]*\bencryption: not supported/,
-    );
   });
 
   it('accepts turning off features that are not served, and logging_headers', () => {
@@ -46,15 +36,30 @@ describe('settings that are not built', () => {
     });
     expect(config.ui_config).toEqual({ shared: ['@acme/design'] });
   });
+
+  it('accepts custom routes and their settings', () => {
+    const http = {
+      app: './app.ts:app',
+      middleware_order: 'auth_first',
+      enable_custom_route_auth: true,
+    };
+    expect(load({ http }).config.http).toMatchObject(http);
+  });
+
+  it('accepts serving MCP explicitly (`http.disable_mcp: false`)', () => {
+    expect(load({ http: { disable_mcp: false } }).config.http).toMatchObject({
+      disable_mcp: false,
+    });
+  });
 });
 
 describe('the server with a setting that is not built', () => {
   it('does not start, and says why', async () => {
     const { code, output } = await runCli(
-      ['runtime', '--config', configFile({ http: { app: './app.ts:app' } })],
+      ['runtime', '--config', configFile({ encryption: { path: './enc.ts:enc' } })],
       { DATABASE_URL: 'postgres://nowhere.invalid/x' },
     );
     expect(code).toBe(1);
-    expect(output).toMatch(/http\.app: not supported by Graphdock/);
+    expect(output).toMatch(/encryption: not supported by Graphdock/);
   }, 30_000);
 });

@@ -1,0 +1,53 @@
+// The API's authentication as one check on a Fetch request, for the custom app's front
+// (`http.app`), which authenticates before fastify sees the request when configured to. The
+// same rules as the hooks: custom auth (`auth.path`) when loaded, else the API keys.
+import { AppError } from '../../common/errors/index.js';
+import { isOpenToAll, type CustomAuth } from '../auth/index.js';
+import type { Gate } from '../custom-app/index.js';
+import { apiKeyCheck, OPEN_PATHS, presentedKey } from './auth.js';
+import type { ControlPlaneKeyVerifier } from './key-verifier.js';
+
+export function apiGate(
+  options: {
+    customAuth?: CustomAuth | undefined;
+    apiKeys: string[];
+    keyVerifier?: ControlPlaneKeyVerifier | undefined;
+  },
+  prefix: string,
+): Gate {
+  const { customAuth } = options;
+  if (customAuth)
+    return {
+      check: async (request) => {
+        if (isOpenToAll(new URL(request.url).pathname, request.method, prefix))
+          return { ok: true, context: undefined };
+        try {
+          return { ok: true, context: await customAuth.authenticate(request) };
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          return {
+            ok: false,
+            status: err.status,
+            headers: err.headers ?? {},
+            body: { detail: err.detail },
+          };
+        }
+      },
+    };
+  if (!options.apiKeys.length && !options.keyVerifier)
+    return { check: () => Promise.resolve({ ok: true, context: undefined }) };
+  const check = apiKeyCheck(options.apiKeys, options.keyVerifier);
+  const open = new Set([...OPEN_PATHS].map((p) => `${prefix}${p}`));
+  return {
+    check: async (request) => {
+      if (request.method === 'OPTIONS' || open.has(new URL(request.url).pathname))
+        return { ok: true, context: undefined };
+      const refused = await check(
+        presentedKey(request.headers.get('x-api-key'), request.headers.get('authorization')),
+      );
+      return refused
+        ? { ok: false, status: refused.status, headers: {}, body: { detail: refused.detail } }
+        : { ok: true, context: undefined };
+    },
+  };
+}

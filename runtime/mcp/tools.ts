@@ -1,0 +1,137 @@
+// Assistants as MCP tools, as the official server lists them: a tool name made of the
+// assistant's name, its graph's input schema (message lists shown to the model as one string),
+// and the run's output as the tool's text.
+
+/** MCP tool names: ASCII letters, digits, `_`, `-` and `.`, 1 to 128 characters. */
+const MAX_NAME = 128;
+
+/** The tool name of an assistant: whitespace runs become `_`, other characters are dropped. */
+export function toolName(assistantName: string): string {
+  return assistantName
+    .trim()
+    .replace(/\s+/g, '_')
+    .replace(/[^A-Za-z0-9_.-]/g, '')
+    .slice(0, MAX_NAME);
+}
+
+/** LangChain message classes and their parts, as the schema extraction names their definitions. */
+const MESSAGE_TYPES = new Set(
+  ['AI', 'Human', 'Chat', 'System', 'Function', 'Tool'].flatMap((k) => [
+    `${k}Message`,
+    `${k}MessageChunk`,
+  ]),
+);
+const MESSAGE_PARTS = [
+  'ToolCall',
+  'ToolCallChunk',
+  'InvalidToolCall',
+  'UsageMetadata',
+  'InputTokenDetails',
+  'OutputTokenDetails',
+];
+
+type Schema = Record<string, unknown>;
+const isObject = (v: unknown): v is Schema =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A message as Graphdock's schema extraction describes one inline: `content`, `type`, ... */
+function isInlineMessage(item: Schema): boolean {
+  const props = isObject(item.properties) ? item.properties : {};
+  return (
+    'content' in props &&
+    'type' in props &&
+    Array.isArray(item.required) &&
+    item.required.includes('content')
+  );
+}
+
+/** Whether a property is a list of LangChain messages (`$ref`s to their definitions, or inline). */
+function isMessageList(prop: unknown, defsKey: string | undefined): boolean {
+  if (!isObject(prop) || prop.type !== 'array' || !isObject(prop.items)) return false;
+  if (isInlineMessage(prop.items)) return true;
+  const choices = prop.items.oneOf ?? prop.items.anyOf ?? [];
+  const prefix = `#/${defsKey ?? '$defs'}/`;
+  return (Array.isArray(choices) ? choices : []).some(
+    (c) =>
+      isObject(c) &&
+      typeof c.$ref === 'string' &&
+      c.$ref.startsWith(prefix) &&
+      MESSAGE_TYPES.has(c.$ref.slice(prefix.length)),
+  );
+}
+
+/**
+ * The input schema a model sees: a message list is asked for as one string (the user's message)
+ * and the LangChain definitions go, as on the official server; `type: object` as MCP requires.
+ */
+export function toolInputSchema(input: unknown): Schema {
+  const schema: Schema = isObject(input) ? structuredClone(input) : {};
+  const defsKey = isObject(schema.$defs)
+    ? '$defs'
+    : isObject(schema.definitions)
+      ? 'definitions'
+      : undefined;
+  const defs = defsKey ? (schema[defsKey] as Schema) : undefined;
+  if (defsKey && defs && Object.keys(defs).some((k) => MESSAGE_TYPES.has(k))) {
+    for (const k of [...MESSAGE_TYPES, ...MESSAGE_PARTS]) delete defs[k];
+    if (Object.keys(defs).length === 0) delete schema[defsKey];
+  }
+  const props = isObject(schema.properties) ? schema.properties : {};
+  for (const [key, prop] of Object.entries(props))
+    if (isMessageList(prop, defsKey))
+      props[key] = {
+        type: 'string',
+        title: (isObject(prop) && prop.title) || key,
+        description: 'The user message to send to the agent.',
+      };
+  schema.type ??= 'object';
+  return schema;
+}
+
+export interface ToolAssistant {
+  assistant_id: string;
+  name: string;
+  description?: string | null;
+}
+
+export interface Tool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Schema;
+  annotations: Record<string, boolean>;
+}
+
+/** Assistants whose tool names collide: the first keeps the name, the others are not listed. */
+export function uniqueByToolName<T extends ToolAssistant>(
+  assistants: T[],
+): { kept: Array<{ assistant: T; name: string }>; dropped: T[] } {
+  const seen = new Set<string>();
+  const kept: Array<{ assistant: T; name: string }> = [];
+  const dropped: T[] = [];
+  for (const assistant of assistants) {
+    const name = toolName(assistant.name);
+    if (seen.has(name)) dropped.push(assistant);
+    else {
+      seen.add(name);
+      kept.push({ assistant, name });
+    }
+  }
+  return { kept, dropped };
+}
+
+export function toolOf(assistant: ToolAssistant, name: string, inputSchema: unknown): Tool {
+  return {
+    name,
+    title: assistant.name,
+    description: assistant.description || `Tool based on the ${assistant.name} assistant`,
+    inputSchema: toolInputSchema(inputSchema),
+    // Running a graph may do anything, as far as the caller can tell.
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+  };
+}
