@@ -15,11 +15,12 @@ function configFile(extra: Record<string, unknown>) {
 const load = (extra: Record<string, unknown>) => loadLanggraphConfig(configFile(extra));
 
 describe('settings that are not built', () => {
-  it.each([
-    [{ encryption: { path: './enc.ts:enc' } }, 'encryption'],
-  ])('%j is refused, naming %s', (extra, key) => {
-    expect(() => load(extra)).toThrow(new RegExp(`\\b${key.replace('.', '\\.')}: not supported`));
-  });
+  it.each([[{ encryption: { path: './enc.ts:enc' } }, 'encryption']])(
+    '%j is refused, naming %s',
+    (extra, key) => {
+      expect(() => load(extra)).toThrow(new RegExp(`\\b${key.replace('.', '\\.')}: not supported`));
+    },
+  );
 
   it('accepts turning off features that are not served, and logging_headers', () => {
     const { config } = load({
