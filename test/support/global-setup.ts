@@ -1,5 +1,5 @@
 // Provisions one real PostgreSQL server for the integration run (unless one is given) and a
-// migrated template database that every test file clones.
+// migrated template database that every test file clones, and builds the S3 test server once.
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -7,6 +7,7 @@ import { startPostgresServer, type PostgresServer } from '../../common/db/index.
 import { buildOpenApiDocument, GRAPHDOCK_VERSION } from '../../runtime/index.js';
 import { TEMPLATE_DB, prepareTemplate } from './databases.js';
 import { readResponseLog, RESPONSE_LOG_ENV, statusCoverage } from './response-log.js';
+import { ensureS3Server } from './s3-build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,6 +20,11 @@ let dataDir: string | undefined;
 let responseLogDir: string | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
+  // First run on a machine builds MinIO from its Go module (minutes); later runs find it cached.
+  const started = Date.now();
+  const s3Bin = await ensureS3Server({ onOutput: (line) => console.log(line) });
+  console.log(`S3 test server ready in ${s3Bin} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
   let adminUrl = process.env.GRAPHDOCK_TEST_DATABASE_URL;
   if (!adminUrl) {
     const root = join(process.cwd(), '.cache', 'test-pg');
