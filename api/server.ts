@@ -11,6 +11,12 @@ import { KubeResources } from './kube/index.js';
 import { ListenerService } from './listeners/index.js';
 import { TenancyService, TenancyStore, type BootstrapSettings } from './tenancy/index.js';
 import { createTraceService, type TraceSettings } from '../traces/index.js';
+import {
+  createDestinationService,
+  createExportParts,
+  type ExportSettings,
+} from '../exports/index.js';
+import { loadExportEnv, type ExportEnv } from '../common/config/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -26,6 +32,10 @@ export interface ControlPlaneOptions {
   watchNamespaces?: readonly string[];
   /** The trace store's settings (retention); see docs/traces.md. */
   traces?: Partial<TraceSettings>;
+  /** Bulk export: the credential key ring and the self-hosted credential setting. */
+  exports?: ExportSettings;
+  /** Bulk export runs: who executes them, file and row group sizes, retries (docs/bulk-export.md). */
+  exportRuns?: ExportEnv;
   /** Defaults to KUBECONFIG / in-cluster service account, like kubectl. */
   kubeConfig?: KubeConfig;
   /** Builds the Kubernetes client; tests substitute one that fails at a chosen write. */
@@ -70,6 +80,25 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       options.traces,
     );
 
+    const destinations = await createDestinationService(
+      pool,
+      logger.child({ context: 'exports' }),
+      options.exports ?? { encryptionKeys: undefined, allowDefaultCredentials: false },
+    );
+    // After a key rotation: move rows sealed with an older key to the newest, in the background.
+    void (async () => {
+      let moved = 0;
+      for (let n = 1; n > 0; moved += n) n = await destinations.resealOldKeys();
+      if (moved) logger.info({ moved }, 'destination credentials re-sealed with the newest key');
+    })().catch((err: unknown) => logger.warn({ err }, 'destination credentials re-seal failed'));
+
+    const exportParts = createExportParts(
+      pool,
+      destinations,
+      options.exportRuns ?? loadExportEnv({}),
+      logger.child({ context: 'exports' }),
+    );
+
     let kubeConfig = options.kubeConfig;
     if (!kubeConfig) {
       kubeConfig = new KubeConfig();
@@ -89,6 +118,8 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       listeners,
       deployments,
       traces,
+      destinations,
+      exports: exportParts.service,
       checkReady: async () => {
         await pool.query('SELECT 1');
       },
@@ -107,12 +138,15 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       );
     }, 60_000);
     sweep.unref();
+    // Scheduled exports' windows, and the runs themselves unless the operator runs them as Jobs.
+    exportParts.worker.start();
     return {
       app,
       pool,
       tenancy,
       close: async () => {
         clearInterval(sweep);
+        await exportParts.worker.stop();
         await app.close();
         await pool.end();
       },

@@ -1,7 +1,8 @@
 // `graphdock api`: the control-plane REST API.
-import { ConfigError, loadControlPlaneEnv } from '../common/config/index.js';
+import { ConfigError, loadControlPlaneEnv, loadExportEnv } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
 import { createControlPlane, type ControlPlaneOptions } from '../api/index.js';
+import { KeyringError, parseKeyring } from '../exports/index.js';
 import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
 
 export interface ApiOptions {
@@ -16,6 +17,12 @@ export async function runApi(
 ): Promise<number> {
   const env = loadControlPlaneEnv(process.env);
   if (!env.databaseUrl) throw new ConfigError('DATABASE_URL is required for `graphdock api`');
+  try {
+    parseKeyring(env.bulkExport.encryptionKeys ?? '');
+  } catch (err) {
+    if (!(err instanceof KeyringError)) throw err;
+    throw new ConfigError(`GRAPHDOCK_BULK_EXPORT_ENCRYPTION_KEYS: ${err.message}`);
+  }
   const port = options.port ?? 8080;
   const host = options.host ?? '0.0.0.0';
   await ensurePortFree(port, host);
@@ -27,6 +34,12 @@ export async function runApi(
     fieldManager: env.fieldManager,
     watchNamespaces: env.watchNamespaces,
     bootstrap: env.bootstrap,
+    exports: {
+      encryptionKeys: env.bulkExport.encryptionKeys,
+      allowDefaultCredentials: env.bulkExport.allowDefaultCredentials,
+      s3: { requestTimeoutMs: env.bulkExport.s3TimeoutMs },
+    },
+    exportRuns: loadExportEnv(process.env),
     ...compose,
   });
   let address: string;

@@ -68,8 +68,15 @@ function schemaOf(fields: readonly string[]): SchemaElement[] {
         schema.push({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type });
         break;
       case 'json':
-        // Text as stored; the JSON annotation without the writer's own JSON.stringify.
-        schema.push({ name, type: 'BYTE_ARRAY', logical_type: { type: 'JSON' }, repetition_type });
+        // Text as stored: encoded as UTF8 (hyparquet-writer would JSON.stringify a JSON column's
+        // values again), annotated JSON in the footer by finish().
+        schema.push({
+          name,
+          type: 'BYTE_ARRAY',
+          converted_type: 'UTF8',
+          logical_type: { type: 'JSON' },
+          repetition_type,
+        });
         break;
       case 'time':
         schema.push({
@@ -163,6 +170,8 @@ export class ParquetRunWriter {
   }
 
   async finish(): Promise<void> {
+    for (const element of this.writer.schema)
+      if (element.logical_type?.type === 'JSON') element.converted_type = 'JSON';
     await this.writer.finish();
   }
 }

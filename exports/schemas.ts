@@ -25,58 +25,54 @@ export type ExportCreate = z.infer<typeof ExportCreate>;
 
 export const ExportUpdate = z.object({ status: z.literal('Cancelled') });
 
-export const BulkExport = z
-  .object({
-    id: z.uuid(),
-    tenant_id: z.uuid(),
-    bulk_export_destination_id: z.uuid(),
-    session_id: z.uuid(),
-    start_time: z.string(),
-    end_time: z.string().nullable(),
-    filter: z.string().nullable(),
-    format: z.literal('Parquet'),
-    compression: z.string(),
-    interval_hours: z.number().nullable(),
-    export_fields: z.array(z.string()).nullable(),
-    status: z.enum(EXPORT_STATUSES),
-    source_bulk_export_id: z.uuid().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    finished_at: z.string().nullable(),
-  })
-  .meta({ id: 'BulkExport' });
+export const BulkExport = z.object({
+  id: z.uuid(),
+  tenant_id: z.uuid(),
+  bulk_export_destination_id: z.uuid(),
+  session_id: z.uuid(),
+  start_time: z.string(),
+  end_time: z.string().nullable(),
+  filter: z.string().nullable(),
+  format: z.literal('Parquet'),
+  compression: z.string(),
+  interval_hours: z.number().nullable(),
+  export_fields: z.array(z.string()).nullable(),
+  status: z.enum(EXPORT_STATUSES),
+  source_bulk_export_id: z.uuid().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  finished_at: z.string().nullable(),
+});
 export type BulkExport = z.infer<typeof BulkExport>;
 
-export const BulkExportRun = z
-  .object({
-    id: z.uuid(),
-    bulk_export_id: z.uuid(),
-    status: z.enum(EXPORT_STATUSES),
-    retry_number: z.number(),
-    /** The error of each failed attempt, keyed `retry_<n>`. */
-    errors: z.record(z.string(), z.string()).nullable(),
+export const BulkExportRun = z.object({
+  id: z.uuid(),
+  bulk_export_id: z.uuid(),
+  status: z.enum(EXPORT_STATUSES),
+  retry_number: z.number(),
+  /** The error of each failed attempt, keyed `retry_<n>`. */
+  errors: z.record(z.string(), z.string()).nullable(),
+  start_time: z.string(),
+  end_time: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  finished_at: z.string().nullable(),
+  metadata: z.object({
+    prefix: z.string(),
     start_time: z.string(),
     end_time: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    finished_at: z.string().nullable(),
-    metadata: z.object({
-      prefix: z.string(),
-      start_time: z.string(),
-      end_time: z.string(),
-      execution_backend: z.string().nullable(),
-      result: z.object({
-        rows_written: z.number(),
-        exported_files: z.array(z.string()),
-        export_path: z.string(),
-        latest_cursor: z.string().nullable(),
-        pending_upload: z
-          .object({ file_path: z.string(), from_cursor: z.string().nullable() })
-          .nullable(),
-      }),
+    execution_backend: z.string().nullable(),
+    result: z.object({
+      rows_written: z.number(),
+      exported_files: z.array(z.string()),
+      export_path: z.string(),
+      latest_cursor: z.string().nullable(),
+      pending_upload: z
+        .object({ file_path: z.string(), from_cursor: z.string().nullable() })
+        .nullable(),
     }),
-  })
-  .meta({ id: 'BulkExportRun' });
+  }),
+});
 export type BulkExportRun = z.infer<typeof BulkExportRun>;
 
 export const ExportIdParams = z.object({ bulk_export_id: z.uuid() });

@@ -12,6 +12,12 @@ import { listenerRoutes, type ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
 import { principalOf, registerAuth, verifyKeyRoute } from '../auth/index.js';
 import { traceRoutes, type TraceService } from '../../traces/index.js';
+import {
+  destinationRoutes,
+  exportRoutes,
+  type DestinationService,
+  type ExportService,
+} from '../../exports/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 
 export interface ControlPlaneAppDeps {
@@ -21,6 +27,8 @@ export interface ControlPlaneAppDeps {
   listeners: ListenerService;
   deployments: DeploymentService;
   traces: TraceService;
+  destinations: DestinationService;
+  exports: ExportService;
   checkReady: () => Promise<void>;
 }
 
@@ -83,5 +91,16 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
       tenantOf: (req) => principalOf(req).workspace.id,
     }),
   );
+  // Bulk export destinations: the key's workspace and permissions.
+  await app.register(
+    destinationRoutes(deps.destinations, {
+      callerOf: (req) => {
+        const principal = principalOf(req);
+        return { tenantId: principal.workspace.id, permissions: principal.permissions };
+      },
+    }),
+  );
+  // Bulk exports and their runs, in the key's workspace.
+  await app.register(exportRoutes(deps.exports, (req) => principalOf(req).workspace.id));
   return app;
 }

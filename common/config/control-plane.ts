@@ -21,6 +21,12 @@ const ControlPlaneEnvSchema = z.object({
   GRAPHDOCK_FIELD_MANAGER: z.string().min(1).default('graphdock-api'),
   /** Comma list: read and write namespaced resources only there (the chart's watchNamespaces). */
   GRAPHDOCK_WATCH_NAMESPACES: WatchNamespacesSchema,
+  /** Bulk export credential keys, `id:base64` (32 bytes) comma-separated, the newest first. */
+  GRAPHDOCK_BULK_EXPORT_ENCRYPTION_KEYS: z.string().optional(),
+  /** Self-hosted: destinations may omit credentials (the AWS SDK's default chain). */
+  GRAPHDOCK_BULK_EXPORT_DEFAULT_CREDENTIALS: z.enum(['true', 'false']).default('false'),
+  /** Timeout of each S3 request of a destination's test write. */
+  GRAPHDOCK_BULK_EXPORT_S3_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
 });
 
 export interface ControlPlaneEnv {
@@ -30,6 +36,11 @@ export interface ControlPlaneEnv {
   fieldManager: string;
   /** Empty: all namespaces. */
   watchNamespaces: string[];
+  bulkExport: {
+    encryptionKeys: string | undefined;
+    allowDefaultCredentials: boolean;
+    s3TimeoutMs: number;
+  };
   bootstrap:
     | {
         apiKey: string;
@@ -56,6 +67,11 @@ export function loadControlPlaneEnv(env: NodeJS.ProcessEnv): Readonly<ControlPla
     poolMax: e.DATABASE_POOL_MAX,
     fieldManager: e.GRAPHDOCK_FIELD_MANAGER,
     watchNamespaces: e.GRAPHDOCK_WATCH_NAMESPACES,
+    bulkExport: {
+      encryptionKeys: e.GRAPHDOCK_BULK_EXPORT_ENCRYPTION_KEYS,
+      allowDefaultCredentials: e.GRAPHDOCK_BULK_EXPORT_DEFAULT_CREDENTIALS === 'true',
+      s3TimeoutMs: e.GRAPHDOCK_BULK_EXPORT_S3_TIMEOUT_MS,
+    },
     bootstrap: e.GRAPHDOCK_BOOTSTRAP_API_KEY
       ? {
           apiKey: e.GRAPHDOCK_BOOTSTRAP_API_KEY,

@@ -79,6 +79,17 @@ export const ChartValues = z.strictObject({
     workspaceId: z.union([z.literal(''), z.uuid()]).describe('Empty: a random id'),
     workspaceName: z.string().min(1),
   }),
+  bulkExport: z.strictObject({
+    encryptionKeys: z
+      .string()
+      .describe(
+        'Keys sealing destination credentials: id:base64 (32 bytes), comma-separated, newest first; empty: one generated once and kept across upgrades',
+      ),
+    existingSecret: SecretKeyRef.describe('Or: a Secret holding that key list'),
+    defaultCredentials: z
+      .boolean()
+      .describe("Destinations may omit credentials: the AWS SDK's default chain (e.g. IRSA)"),
+  }),
   api: z.strictObject({
     enabled: z.boolean(),
     ...podSettings,

@@ -33,7 +33,13 @@ export interface TraceApiFixture {
   newWorkspace(name: string): Promise<{ workspaceId: string; key: string }>;
 }
 
-export function useTraceApi(): TraceApiFixture {
+/**
+ * `env`: more settings of the api process (e.g. bulk export's key ring); a function is called
+ * when the api starts, after the beforeAll hooks registered before this one.
+ */
+export function useTraceApi(
+  options: { env?: Record<string, string> | (() => Record<string, string>) } = {},
+): TraceApiFixture {
   const fixture = {} as TraceApiFixture;
   const dir = mkdtempSync(join(tmpdir(), 'graphdock-traces-'));
   beforeAll(async () => {
@@ -57,6 +63,7 @@ export function useTraceApi(): TraceApiFixture {
       env: {
         KUBECONFIG: kubeconfig,
         GRAPHDOCK_BOOTSTRAP_API_KEY: TRACES_BOOTSTRAP_KEY,
+        ...(typeof options.env === 'function' ? options.env() : options.env),
       },
     });
     fixture.endpoint = `${fixture.api.url}/api/v1`;
