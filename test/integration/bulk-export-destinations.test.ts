@@ -14,6 +14,7 @@ import {
   parseKeyring,
 } from '../../exports/index.js';
 import { useS3Server, type S3Credentials } from '../support/s3.js';
+import { runCli } from '../support/server.js';
 import { TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
 
 const BUCKET = 'exports';
@@ -375,5 +376,17 @@ describe('an install that allows destinations without credentials', () => {
       [body.id],
     );
     expect(rows[0]!.credentials_sealed).toBeNull();
+  });
+});
+
+describe('the key ring setting', () => {
+  it('a malformed GRAPHDOCK_BULK_EXPORT_ENCRYPTION_KEYS stops `graphdock api` at start, naming it', async () => {
+    const { code, output } = await runCli(['api', '--port', '0'], {
+      DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none',
+      GRAPHDOCK_BULK_EXPORT_ENCRYPTION_KEYS: `k1:${randomBytes(16).toString('base64')}`,
+    });
+    expect(code).not.toBe(0);
+    expect(output).toContain('GRAPHDOCK_BULK_EXPORT_ENCRYPTION_KEYS');
+    expect(output).toContain('AES-256 needs 32');
   });
 });
