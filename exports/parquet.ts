@@ -1,11 +1,11 @@
 // Parquet encoding of exported runs with hyparquet-writer (chosen in bench/exports/parquet.ts:
 // the fastest candidate whose memory stays flat while streaming). One schema for every file:
 // the run data format's exportable fields, typed as the trace store holds them.
-import { gzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
+import * as zlib from 'node:zlib';
 import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
 import type { SchemaElement } from 'hyparquet';
 import type { Writer } from 'hyparquet-writer/src/types.js';
-import { compress as zstdCompress } from 'zstd-napi';
 import type { ExportedRun } from '../traces/index.js';
 
 /** A run as the export reads it (the trace store's export page). */
@@ -112,6 +112,22 @@ function schemaOf(fields: readonly string[]): SchemaElement[] {
   return schema;
 }
 
+type Compress = (input: Uint8Array) => Uint8Array;
+let zstd: Compress | undefined;
+
+/**
+ * ZSTD: Node's own zlib from 22.15 on (the image's Node 24); on Node 20 the optional native
+ * `zstd-napi`, loaded only when a zstd export runs.
+ */
+function zstdCompress(): Compress {
+  if (zstd) return zstd;
+  const native = (zlib as { zstdCompressSync?: Compress }).zstdCompressSync;
+  zstd = native
+    ? (input) => native(input)
+    : (createRequire(import.meta.url)('zstd-napi') as { compress: Compress }).compress;
+  return zstd;
+}
+
 const big = (v: string | null) => (v === null ? null : BigInt(v));
 
 /**
@@ -146,8 +162,8 @@ export class ParquetRunWriter {
       schema: schemaOf(fields),
       codec: CODEC[compression],
       compressors: {
-        GZIP: (input) => gzipSync(input),
-        ZSTD: (input) => zstdCompress(input),
+        GZIP: (input) => zlib.gzipSync(input),
+        ZSTD: (input) => zstdCompress()(input),
       },
       statistics: false,
       createdBy: 'graphdock',
