@@ -11,7 +11,12 @@ import { KubeResources } from './kube/index.js';
 import { ListenerService } from './listeners/index.js';
 import { TenancyService, TenancyStore, type BootstrapSettings } from './tenancy/index.js';
 import { createTraceService, type TraceSettings } from '../traces/index.js';
-import { createDestinationService, type ExportSettings } from '../exports/index.js';
+import {
+  createDestinationService,
+  createExportParts,
+  type ExportSettings,
+} from '../exports/index.js';
+import { loadExportEnv, type ExportEnv } from '../common/config/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -29,6 +34,8 @@ export interface ControlPlaneOptions {
   traces?: Partial<TraceSettings>;
   /** Bulk export: the credential key ring and the self-hosted credential setting. */
   exports?: ExportSettings;
+  /** Bulk export runs: who executes them, file and row group sizes, retries (docs/bulk-export.md). */
+  exportRuns?: ExportEnv;
   /** Defaults to KUBECONFIG / in-cluster service account, like kubectl. */
   kubeConfig?: KubeConfig;
   /** Builds the Kubernetes client; tests substitute one that fails at a chosen write. */
@@ -85,6 +92,13 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       if (moved) logger.info({ moved }, 'destination credentials re-sealed with the newest key');
     })().catch((err: unknown) => logger.warn({ err }, 'destination credentials re-seal failed'));
 
+    const exportParts = createExportParts(
+      pool,
+      destinations,
+      options.exportRuns ?? loadExportEnv({}),
+      logger.child({ context: 'exports' }),
+    );
+
     let kubeConfig = options.kubeConfig;
     if (!kubeConfig) {
       kubeConfig = new KubeConfig();
@@ -105,6 +119,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       deployments,
       traces,
       destinations,
+      exports: exportParts.service,
       checkReady: async () => {
         await pool.query('SELECT 1');
       },
@@ -123,12 +138,15 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       );
     }, 60_000);
     sweep.unref();
+    // Scheduled exports' windows, and the runs themselves unless the operator runs them as Jobs.
+    exportParts.worker.start();
     return {
       app,
       pool,
       tenancy,
       close: async () => {
         clearInterval(sweep);
+        await exportParts.worker.stop();
         await app.close();
         await pool.end();
       },

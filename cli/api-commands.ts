@@ -1,5 +1,5 @@
 // `graphdock api`: the control-plane REST API.
-import { ConfigError, loadControlPlaneEnv } from '../common/config/index.js';
+import { ConfigError, loadControlPlaneEnv, loadExportEnv } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
 import { createControlPlane, type ControlPlaneOptions } from '../api/index.js';
 import { KeyringError, parseKeyring } from '../exports/index.js';
@@ -39,6 +39,7 @@ export async function runApi(
       allowDefaultCredentials: env.bulkExport.allowDefaultCredentials,
       s3: { requestTimeoutMs: env.bulkExport.s3TimeoutMs },
     },
+    exportRuns: loadExportEnv(process.env),
     ...compose,
   });
   let address: string;

@@ -23,6 +23,8 @@ Commands:
             Write the Dockerfile of an image serving a langgraph.json's graphs on the Graphdock
             image (\`graphdock dockerfile --help\`).
   build     Build that image with docker or podman (\`graphdock build --help\`).
+  export-run <run-id>
+            Execute one bulk export run (what the operator's Job pods run; DATABASE_URL required).
 
 Options:
   --config <path>   langgraph.json to serve (default: ./langgraph.json)
@@ -37,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
   // So do the image commands (-c, -t, --base-image and an engine's own arguments).
   if (argv[0] === 'dockerfile' || argv[0] === 'build')
     return (await import('./image-commands.js')).main(argv);
+  if (argv[0] === 'export-run') return (await import('./export-commands.js')).main(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -1,5 +1,7 @@
 // Bulk export: destinations (S3 and S3-compatible buckets, validated by a test write, their
-// credentials sealed at rest) that the control-plane api mounts under /api/v1/bulk-exports.
+// credentials sealed at rest) and exports of a project's runs to them as Parquet (Hive layout),
+// split into one run per day, executed in the api or as Kubernetes Jobs (`graphdock export-run`);
+// the control-plane api mounts both under /api/v1/bulk-exports.
 import { join } from 'node:path';
 import { migrate, readMigrationDir, type Pool } from '../common/db/index.js';
 import type { Logger } from '../common/logging/index.js';
@@ -44,6 +46,27 @@ export {
   DESTINATIONS_PATH,
   type DestinationRouteOptions,
 } from './destinations/routes.js';
+
+export {
+  ExportService,
+  DEFAULT_EXPORT_SERVICE_SETTINGS,
+  type DestinationCheck,
+} from './service.js';
+export { ExportStore } from './store.js';
+export {
+  ExportRunner,
+  DEFAULT_RUNNER_SETTINGS,
+  type ExportTarget,
+  type TargetResolver,
+  type RunnerSettings,
+  type RunOutcome,
+} from './runner.js';
+export { ExportWorker, type ExportWorkerSettings } from './worker.js';
+export { exportRoutes, EXPORTS_PREFIX } from './routes.js';
+export { EXPORT_FIELDS, ParquetRunWriter, type Compression, type ExportRow } from './parquet.js';
+export { dayWindows, dueWindows, runFolder, fileName } from './model.js';
+
+export { createExportParts, exportTargets, type ExportParts } from './compose.js';
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 

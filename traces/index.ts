@@ -14,6 +14,8 @@ export {
   type TraceSettings,
 } from './service.js';
 export { TraceStore } from './store.js';
+export { compileFilter } from './filter.js';
+export type { ExportedRun } from './model.js';
 export { traceRoutes, TRACES_PREFIX, type TraceRouteOptions } from './routes.js';
 export {
   RuntimeTracing,

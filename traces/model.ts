@@ -64,6 +64,42 @@ export interface StoredRun extends Omit<RunRecord, 'start_time'> {
   start_time: string;
 }
 
+/**
+ * A run as bulk export reads it (the exportable fields): ids as text, JSON as its text, times
+ * and token counts as decimal text (epoch microseconds; int64), costs as numbers.
+ */
+export interface ExportedRun {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  trace_id: string;
+  parent_run_id: string | null;
+  parent_run_ids: string[];
+  reference_example_id: string | null;
+  name: string;
+  run_type: string;
+  start_time: string;
+  end_time: string | null;
+  status: string;
+  is_root: boolean;
+  dotted_order: string;
+  trace_tier: string | null;
+  inputs: string | null;
+  outputs: string | null;
+  error: string | null;
+  extra: string | null;
+  events: string | null;
+  tags: string[];
+  feedback_stats: string | null;
+  total_tokens: string | null;
+  prompt_tokens: string | null;
+  completion_tokens: string | null;
+  total_cost: number | null;
+  prompt_cost: number | null;
+  completion_cost: number | null;
+  first_token_time: string | null;
+}
+
 export interface SessionRow {
   id: string;
   tenant_id: string;

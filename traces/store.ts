@@ -1,6 +1,6 @@
 // SQL of the trace store: sessions, day-partitioned runs, pending updates and retention.
 import { jsonb, SqlParams, whereClause, type Pool } from '../common/db/index.js';
-import type { RunRecord, RunPatch, SessionRow, StoredRun } from './model.js';
+import type { ExportedRun, RunRecord, RunPatch, SessionRow, StoredRun } from './model.js';
 
 /** The run columns written from an ingested record, with their types for jsonb_to_recordset. */
 const RECORD_COLUMNS = [
@@ -288,6 +288,53 @@ export class TraceStore {
     const { rows } = await this.pool.query<StoredRun>(
       `SELECT ${RUN_SELECT} FROM trace_runs r ${whereClause(c)} ORDER BY ${order}
         LIMIT ${params.add(query.limit)} OFFSET ${params.add(query.offset)}`,
+      params.values,
+    );
+    return rows;
+  }
+
+  /**
+   * One page of a project's runs in `[start, end)` for bulk export, in keyset order
+   * (start_time, id) after `after`: JSON as its text and times as epoch microseconds, so no
+   * value is parsed only to be encoded again. `conditions` come from the filter language.
+   */
+  async exportPage(
+    tenantId: string,
+    query: {
+      sessionId: string;
+      start: string;
+      end: string;
+      after?: { startMicros: string; id: string };
+      limit: number;
+      conditions?: string[];
+    },
+    params = new SqlParams(),
+  ): Promise<ExportedRun[]> {
+    const c = [
+      `r.tenant_id = ${params.add(tenantId)}`,
+      `r.session_id = ${params.add(query.sessionId)}`,
+      `r.start_time >= ${params.add(query.start)}::timestamptz`,
+      `r.start_time < ${params.add(query.end)}::timestamptz`,
+    ];
+    if (query.after)
+      c.push(
+        // Integer microseconds from the epoch: exact, unlike to_timestamp's double.
+        `(r.start_time, r.id) > (timestamptz 'epoch' + ${params.add(query.after.startMicros)}::bigint * interval '1 microsecond', ${params.add(query.after.id)}::uuid)`,
+      );
+    c.push(...(query.conditions ?? []));
+    const micros = (col: string) =>
+      `(extract(epoch FROM ${col}) * 1000000)::bigint::text AS ${col.slice(2)}`;
+    const { rows } = await this.pool.query<ExportedRun>(
+      `SELECT r.id::text, r.tenant_id::text, r.session_id::text, r.trace_id::text,
+         r.parent_run_id::text, r.parent_run_ids::text[] AS parent_run_ids,
+         r.reference_example_id::text, r.name, r.run_type, ${micros('r.start_time')},
+         ${micros('r.end_time')}, r.status, r.is_root, r.dotted_order, r.trace_tier,
+         r.inputs::text, r.outputs::text, r.error, r.extra::text, r.events::text, r.tags,
+         NULL::text AS feedback_stats, r.total_tokens::text, r.prompt_tokens::text,
+         r.completion_tokens::text, r.total_cost::float8, r.prompt_cost::float8,
+         r.completion_cost::float8, ${micros('r.first_token_time')}
+       FROM trace_runs r ${whereClause(c)} ORDER BY r.start_time, r.id
+       LIMIT ${params.add(query.limit)}`,
       params.values,
     );
     return rows;

@@ -12,7 +12,12 @@ import { listenerRoutes, type ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
 import { principalOf, registerAuth, verifyKeyRoute } from '../auth/index.js';
 import { traceRoutes, type TraceService } from '../../traces/index.js';
-import { destinationRoutes, type DestinationService } from '../../exports/index.js';
+import {
+  destinationRoutes,
+  exportRoutes,
+  type DestinationService,
+  type ExportService,
+} from '../../exports/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 
 export interface ControlPlaneAppDeps {
@@ -23,6 +28,7 @@ export interface ControlPlaneAppDeps {
   deployments: DeploymentService;
   traces: TraceService;
   destinations: DestinationService;
+  exports: ExportService;
   checkReady: () => Promise<void>;
 }
 
@@ -94,5 +100,7 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
       },
     }),
   );
+  // Bulk exports and their runs, in the key's workspace.
+  await app.register(exportRoutes(deps.exports, (req) => principalOf(req).workspace.id));
   return app;
 }

@@ -5,7 +5,7 @@ import type { DeploymentService } from '../deployments/index.js';
 import type { ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
 import type { TraceService } from '../../traces/index.js';
-import type { DestinationService } from '../../exports/index.js';
+import type { DestinationService, ExportService } from '../../exports/index.js';
 import { buildControlPlaneApp } from './app.js';
 
 function unavailable<T extends object>(name: string): T {
@@ -25,6 +25,7 @@ export async function buildControlPlaneOpenApi(version: string): Promise<unknown
     deployments: unavailable<DeploymentService>('deployments'),
     traces: unavailable<TraceService>('traces'),
     destinations: unavailable<DestinationService>('destinations'),
+    exports: unavailable<ExportService>('exports'),
     checkReady: () => Promise.resolve(),
   });
   await app.ready();

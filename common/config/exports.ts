@@ -1,0 +1,61 @@
+// Settings of bulk export runs (the api's in-process executor and scheduler, and
+// `graphdock export-run` in a Job pod), read from the process environment once at start-up.
+import { z } from 'zod';
+import { ConfigError } from './index.js';
+
+const int = (min: number, dflt: number) => z.coerce.number().int().min(min).default(dflt);
+
+const ExportEnvSchema = z.object({
+  /** `api`: the api executes export runs itself; `jobs`: the operator runs each as a Job. */
+  GRAPHDOCK_EXPORT_EXECUTOR: z.enum(['api', 'jobs']).default('api'),
+  GRAPHDOCK_EXPORT_CONCURRENCY: int(1, 1),
+  GRAPHDOCK_EXPORT_POLL_MS: int(10, 1000),
+  GRAPHDOCK_EXPORT_ROWS_PER_FILE: int(1, 250_000),
+  GRAPHDOCK_EXPORT_ROW_GROUP_SIZE: int(1, 10_000),
+  GRAPHDOCK_EXPORT_MAX_ATTEMPTS: int(1, 20),
+  GRAPHDOCK_EXPORT_RETRY_DELAY_MS: int(0, 30_000),
+  GRAPHDOCK_EXPORT_LEASE_MS: int(1000, 60_000),
+  GRAPHDOCK_EXPORT_SCHEDULE_GRACE_MS: int(0, 600_000),
+  /** Multipart part size in bytes (S3's minimum is 5 MiB). */
+  GRAPHDOCK_EXPORT_PART_SIZE: int(5 * 1024 * 1024, 8 * 1024 * 1024),
+});
+
+export interface ExportEnv {
+  executor: 'api' | 'jobs';
+  concurrency: number;
+  pollMs: number;
+  scheduleGraceMs: number;
+  runner: {
+    rowsPerFile: number;
+    rowGroupSize: number;
+    maxAttempts: number;
+    leaseMs: number;
+    retryDelayMs: number;
+    partSize: number;
+    queueSize: number;
+  };
+}
+
+export function loadExportEnv(env: NodeJS.ProcessEnv): Readonly<ExportEnv> {
+  const parsed = ExportEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    executor: e.GRAPHDOCK_EXPORT_EXECUTOR,
+    concurrency: e.GRAPHDOCK_EXPORT_CONCURRENCY,
+    pollMs: e.GRAPHDOCK_EXPORT_POLL_MS,
+    scheduleGraceMs: e.GRAPHDOCK_EXPORT_SCHEDULE_GRACE_MS,
+    runner: {
+      rowsPerFile: e.GRAPHDOCK_EXPORT_ROWS_PER_FILE,
+      rowGroupSize: e.GRAPHDOCK_EXPORT_ROW_GROUP_SIZE,
+      maxAttempts: e.GRAPHDOCK_EXPORT_MAX_ATTEMPTS,
+      leaseMs: e.GRAPHDOCK_EXPORT_LEASE_MS,
+      retryDelayMs: e.GRAPHDOCK_EXPORT_RETRY_DELAY_MS,
+      partSize: e.GRAPHDOCK_EXPORT_PART_SIZE,
+      queueSize: 2,
+    },
+  });
+}

@@ -1,0 +1,193 @@
+// Parquet encoding of exported runs with hyparquet-writer (chosen in bench/exports/parquet.ts:
+// the fastest candidate whose memory stays flat while streaming). One schema for every file:
+// the run data format's exportable fields, typed as the trace store holds them.
+import { createRequire } from 'node:module';
+import * as zlib from 'node:zlib';
+import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
+import type { SchemaElement } from 'hyparquet';
+import type { Writer } from 'hyparquet-writer/src/types.js';
+import type { ExportedRun } from '../traces/index.js';
+
+/** A run as the export reads it (the trace store's export page). */
+export type ExportRow = ExportedRun;
+
+type Kind = 'string' | 'json' | 'time' | 'int64' | 'double' | 'bool' | 'list';
+
+/** The exportable fields (LangSmith's 29, in its order) and their Parquet kinds. */
+export const EXPORT_COLUMNS: readonly (readonly [keyof ExportRow, Kind, boolean])[] = [
+  ['id', 'string', false],
+  ['tenant_id', 'string', false],
+  ['session_id', 'string', false],
+  ['trace_id', 'string', false],
+  ['parent_run_id', 'string', true],
+  ['parent_run_ids', 'list', false],
+  ['reference_example_id', 'string', true],
+  ['name', 'string', false],
+  ['run_type', 'string', false],
+  ['start_time', 'time', false],
+  ['end_time', 'time', true],
+  ['status', 'string', false],
+  ['is_root', 'bool', false],
+  ['dotted_order', 'string', false],
+  ['trace_tier', 'string', true],
+  ['inputs', 'json', true],
+  ['outputs', 'json', true],
+  ['error', 'string', true],
+  ['extra', 'json', true],
+  ['events', 'json', true],
+  ['tags', 'list', false],
+  ['feedback_stats', 'json', true],
+  ['total_tokens', 'int64', true],
+  ['prompt_tokens', 'int64', true],
+  ['completion_tokens', 'int64', true],
+  ['total_cost', 'double', true],
+  ['prompt_cost', 'double', true],
+  ['completion_cost', 'double', true],
+  ['first_token_time', 'time', true],
+];
+
+export const EXPORT_FIELDS = EXPORT_COLUMNS.map(([name]) => name);
+
+export const COMPRESSIONS = ['none', 'gzip', 'snappy', 'zstd'] as const;
+export type Compression = (typeof COMPRESSIONS)[number];
+
+const CODEC = {
+  none: 'UNCOMPRESSED',
+  gzip: 'GZIP',
+  snappy: 'SNAPPY',
+  zstd: 'ZSTD',
+} as const;
+
+function schemaOf(fields: readonly string[]): SchemaElement[] {
+  const schema: SchemaElement[] = [{ name: 'root', num_children: fields.length }];
+  for (const [name, kind, nullable] of EXPORT_COLUMNS) {
+    if (!fields.includes(name)) continue;
+    const repetition_type = nullable ? 'OPTIONAL' : 'REQUIRED';
+    switch (kind) {
+      case 'string':
+        schema.push({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type });
+        break;
+      case 'json':
+        // Text as stored: encoded as UTF8 (hyparquet-writer would JSON.stringify a JSON column's
+        // values again), annotated JSON in the footer by finish().
+        schema.push({
+          name,
+          type: 'BYTE_ARRAY',
+          converted_type: 'UTF8',
+          logical_type: { type: 'JSON' },
+          repetition_type,
+        });
+        break;
+      case 'time':
+        schema.push({
+          name,
+          type: 'INT64',
+          logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
+          repetition_type,
+        });
+        break;
+      case 'int64':
+        schema.push({ name, type: 'INT64', repetition_type });
+        break;
+      case 'double':
+        schema.push({ name, type: 'DOUBLE', repetition_type });
+        break;
+      case 'bool':
+        schema.push({ name, type: 'BOOLEAN', repetition_type });
+        break;
+      case 'list':
+        schema.push(
+          { name, repetition_type, converted_type: 'LIST', num_children: 1 },
+          { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+          {
+            name: 'element',
+            type: 'BYTE_ARRAY',
+            converted_type: 'UTF8',
+            repetition_type: 'REQUIRED',
+          },
+        );
+        break;
+    }
+  }
+  return schema;
+}
+
+type Compress = (input: Uint8Array) => Uint8Array;
+let zstd: Compress | undefined;
+
+/**
+ * ZSTD: Node's own zlib from 22.15 on (the image's Node 24); on Node 20 the optional native
+ * `zstd-napi`, loaded only when a zstd export runs.
+ */
+function zstdCompress(): Compress {
+  if (zstd) return zstd;
+  const native = (zlib as { zstdCompressSync?: Compress }).zstdCompressSync;
+  zstd = native
+    ? (input) => native(input)
+    : (createRequire(import.meta.url)('zstd-napi') as { compress: Compress }).compress;
+  return zstd;
+}
+
+const big = (v: string | null) => (v === null ? null : BigInt(v));
+
+/**
+ * Writes one Parquet file row group by row group. Bytes leave through `sink` after each row
+ * group (and at the end), so memory holds one row group and its encoding, never the file.
+ */
+export class ParquetRunWriter {
+  private readonly writer: ParquetWriter;
+  private readonly bytes: ByteWriter;
+  private readonly columns: (readonly [keyof ExportRow, Kind, boolean])[];
+  rows = 0;
+
+  constructor(
+    fields: readonly string[],
+    compression: Compression,
+    private readonly sink: (chunk: Uint8Array) => Promise<void>,
+  ) {
+    this.columns = EXPORT_COLUMNS.filter(([name]) => fields.includes(name));
+    const bytes = new ByteWriter(1 << 20) as ByteWriter & Pick<Writer, 'flush'>;
+    // Hand the encoded row group to the sink and start the buffer over (hyparquet awaits this).
+    const flush = (): Promise<void> | undefined => {
+      const chunk = new Uint8Array(bytes.buffer.slice(0, bytes.index));
+      bytes.index = 0;
+      return chunk.length ? this.sink(chunk) : undefined;
+    };
+    bytes.flush = flush;
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- awaited by hyparquet-writer
+    bytes.finish = flush;
+    this.bytes = bytes;
+    this.writer = new ParquetWriter({
+      writer: this.bytes,
+      schema: schemaOf(fields),
+      codec: CODEC[compression],
+      compressors: {
+        GZIP: (input) => zlib.gzipSync(input),
+        ZSTD: (input) => zstdCompress()(input),
+      },
+      statistics: false,
+      createdBy: 'graphdock',
+    });
+  }
+
+  /** Encodes `rows` as one row group and waits until the sink took it. */
+  async writeRowGroup(rows: ExportRow[]): Promise<void> {
+    if (!rows.length) return;
+    const columnData = this.columns.map(([name, kind]) => {
+      const data = new Array<unknown>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const v = rows[i]![name];
+        data[i] = kind === 'time' || kind === 'int64' ? big(v as string | null) : v;
+      }
+      return { name, data: data as never };
+    });
+    this.rows += rows.length;
+    await this.writer.write({ columnData, rowGroupSize: rows.length });
+  }
+
+  async finish(): Promise<void> {
+    for (const element of this.writer.schema)
+      if (element.logical_type?.type === 'JSON') element.converted_type = 'JSON';
+    await this.writer.finish();
+  }
+}
