@@ -5,6 +5,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
 import type { Logger } from '../common/logging/index.js';
+import { TraceKeyVerifier } from './auth/index.js';
 import { DeploymentService } from './deployments/index.js';
 import { buildControlPlaneApp } from './http/index.js';
 import { KubeResources } from './kube/index.js';
@@ -115,6 +116,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       logger,
       version: VERSION,
       tenancy,
+      traceKeys: new TraceKeyVerifier(kube, tenancy),
       listeners,
       deployments,
       traces,

@@ -59,30 +59,39 @@ export class TraceService {
       else standalone.push(u);
     }
     const records = await this.toRecords(tenantId, [...createById.values()]);
-    if (records.length) {
+    if (records.length)
       await this.store.ensurePartitions(new Set(records.map((r) => utcDay(r.start_time))));
-      await this.store.insertRuns(tenantId, records);
-      const early = await this.store.takePendingUpdates(
-        tenantId,
-        records.map((r) => r.id),
-      );
-      if (early.length) await this.store.updateRuns(tenantId, mergePatches(early));
-    }
-    if (standalone.length) {
-      const patches = mergePatches(standalone.map((u) => toPatch(u.id!, u)));
-      await this.applyUpdates(tenantId, patches);
-    }
+    const patches = mergePatches(standalone.map((u) => toPatch(u.id!, u)));
+    if (!records.length && !patches.length) return;
+    const { updated, early } = await this.store.ingestBatch(tenantId, records, patches);
+    if (early.length) await this.store.updateRuns(tenantId, mergePatches(early));
+    const missing = patches.filter((p) => !updated.has(p.id));
+    if (missing.length) await this.awaitCreates(tenantId, missing);
   }
 
-  /** Updates stored runs; those not stored yet wait for their create. */
-  private async applyUpdates(tenantId: string, patches: RunPatch[]): Promise<void> {
-    const found = await this.store.updateRuns(tenantId, patches);
-    const missing = patches.filter((p) => !found.has(p.id));
-    if (!missing.length) return;
+  /**
+   * Keeps updates of runs not stored yet for their create. The pending row is committed before
+   * the second look, and a create takes pending rows in the statement that stores it: when the
+   * two race and neither sees the other, the sweep merges the update (mergeRacedUpdates).
+   */
+  private async awaitCreates(tenantId: string, missing: RunPatch[]): Promise<void> {
     await this.store.addPendingUpdates(tenantId, missing);
-    // The create may have committed between the update and the pending row: look once more.
     const late = await this.store.updateRuns(tenantId, missing);
     if (late.size) await this.store.takePendingUpdates(tenantId, [...late]);
+  }
+
+  /** Applies pending updates whose run has been stored since (a create that raced them). */
+  async mergeRacedUpdates(limit = 1000): Promise<number> {
+    const byTenant = new Map<string, string[]>();
+    for (const { tenant_id, id } of await this.store.pendingWithRuns(limit))
+      byTenant.set(tenant_id, [...(byTenant.get(tenant_id) ?? []), id]);
+    let merged = 0;
+    for (const [tenantId, ids] of byTenant) {
+      const patches = await this.store.takePendingUpdates(tenantId, ids);
+      if (patches.length)
+        merged += (await this.store.updateRuns(tenantId, mergePatches(patches))).size;
+    }
+    return merged;
   }
 
   private async toRecords(tenantId: string, creates: RunCreate[]): Promise<RunRecord[]> {
@@ -284,6 +293,8 @@ export class TraceService {
       }
     }
     swept += await this.store.deleteExpired(this.settings.defaultTtlDays, this.settings.sweepBatch);
+    const merged = await this.mergeRacedUpdates();
+    if (merged) this.logger.info({ merged }, 'merged updates that raced their creates');
     swept += await this.store.deleteStalePending(PENDING_TTL_SECONDS);
     return swept;
   }

@@ -65,18 +65,35 @@ const STATUS_AFTER = (next: string, prev: string) =>
         WHEN coalesce(${next}.end_time, ${prev}.end_time) IS NOT NULL THEN 'success'
         ELSE ${prev}.status END`;
 
-const INSERT_RUNS = `INSERT INTO trace_runs (tenant_id, ${names})
-  SELECT $1, ${names} FROM jsonb_to_recordset($2::jsonb) AS r(${recordType(RECORD_COLUMNS)})
+const insertRuns = (records: string) => `INSERT INTO trace_runs (tenant_id, ${names})
+  SELECT $1, ${names} FROM jsonb_to_recordset(${records}::jsonb) AS r(${recordType(RECORD_COLUMNS)})
   ON CONFLICT (tenant_id, start_time, id) DO UPDATE SET
   ${PATCH_COLUMNS.map(([c]) => `${c} = coalesce(EXCLUDED.${c}, trace_runs.${c})`).join(',\n  ')},
-  status = ${STATUS_AFTER('EXCLUDED', 'trace_runs')}`;
+  status = ${STATUS_AFTER('EXCLUDED', 'trace_runs')}
+  RETURNING id`;
 
-const UPDATE_RUNS = `UPDATE trace_runs r SET
+/** `ids` (the patches' ids) lets the planner probe the id index instead of scanning runs. */
+const updateRuns = (patches: string, ids: string) => `UPDATE trace_runs r SET
   ${PATCH_COLUMNS.map(([c]) => `${c} = coalesce(p.${c}, r.${c})`).join(',\n  ')},
   status = ${STATUS_AFTER('p', 'r')}
-  FROM jsonb_to_recordset($2::jsonb) AS p(${recordType([['id', 'uuid'], ...PATCH_COLUMNS])})
-  WHERE r.tenant_id = $1 AND r.id = p.id
-  RETURNING r.id::text`;
+  FROM jsonb_to_recordset(${patches}::jsonb) AS p(${recordType([['id', 'uuid'], ...PATCH_COLUMNS])})
+  WHERE r.tenant_id = $1 AND r.id = ANY(${ids}::uuid[]) AND r.id = p.id
+  RETURNING r.id`;
+
+const UPDATE_RUNS = updateRuns('$2', '$3');
+
+/**
+ * One SDK batch in one statement (one round trip, one transaction): the creates, the updates of
+ * runs stored earlier, and the taking of updates that arrived before these creates.
+ */
+const INGEST_BATCH = `WITH
+  created AS (${insertRuns('$2')}),
+  updated AS (${updateRuns('$3', '$4')}),
+  taken AS (
+    DELETE FROM trace_pending_updates
+     WHERE tenant_id = $1 AND id IN (SELECT id FROM created) RETURNING seq, patch)
+  SELECT NULL AS updated, seq, patch FROM taken
+  UNION ALL SELECT id::text, NULL, NULL FROM updated`;
 
 /** Times as they go to the wire: ISO 8601 in UTC with microseconds. */
 const iso = (column: string) =>
@@ -138,16 +155,52 @@ export class TraceStore {
     }
   }
 
-  async insertRuns(tenantId: string, runs: RunRecord[]): Promise<void> {
-    if (!runs.length) return;
-    await this.pool.query(INSERT_RUNS, [tenantId, jsonb(runs)]);
+  /**
+   * Stores creates and applies updates to runs stored earlier, atomically. Returns the ids the
+   * updates found and the updates that had been waiting for these creates (oldest first).
+   */
+  async ingestBatch(
+    tenantId: string,
+    runs: RunRecord[],
+    patches: RunPatch[],
+  ): Promise<{ updated: Set<string>; early: RunPatch[] }> {
+    const { rows } = await this.pool.query<{
+      updated: string | null;
+      seq: string | null;
+      patch: RunPatch | null;
+    }>(INGEST_BATCH, [tenantId, jsonb(runs), jsonb(patches), patches.map((p) => p.id)]);
+    const updated = new Set<string>();
+    const early: { seq: bigint; patch: RunPatch }[] = [];
+    for (const row of rows)
+      if (row.updated !== null) updated.add(row.updated);
+      else early.push({ seq: BigInt(row.seq!), patch: row.patch! });
+    early.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+    return { updated, early: early.map((e) => e.patch) };
   }
 
   /** Applies updates to stored runs; returns the ids it found. */
   async updateRuns(tenantId: string, patches: RunPatch[]): Promise<Set<string>> {
     if (!patches.length) return new Set();
-    const { rows } = await this.pool.query<{ id: string }>(UPDATE_RUNS, [tenantId, jsonb(patches)]);
+    const { rows } = await this.pool.query<{ id: string }>(UPDATE_RUNS, [
+      tenantId,
+      jsonb(patches),
+      patches.map((p) => p.id),
+    ]);
     return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * Pending updates whose run is stored by now: an update that raced its create (each saw
+   * nothing of the other before committing). At most `limit` (tenant, id) pairs.
+   */
+  async pendingWithRuns(limit: number): Promise<{ tenant_id: string; id: string }[]> {
+    const { rows } = await this.pool.query<{ tenant_id: string; id: string }>(
+      `SELECT DISTINCT p.tenant_id::text, p.id::text FROM trace_pending_updates p
+        WHERE EXISTS (SELECT 1 FROM trace_runs r WHERE r.tenant_id = p.tenant_id AND r.id = p.id)
+        LIMIT $1`,
+      [limit],
+    );
+    return rows;
   }
 
   async addPendingUpdates(tenantId: string, patches: RunPatch[]): Promise<void> {

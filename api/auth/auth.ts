@@ -1,8 +1,12 @@
 // Every control-plane request acts as the workspace of its API key.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal, TenancyService } from '../tenancy/index.js';
+import { AppError } from '../../common/errors/index.js';
+import { TraceKeyVerifier } from './trace-keys.js';
 
 const OPEN_PATHS = new Set(['/ok', '/openapi.json']);
+/** The trace store's routes: the only ones a deployment's trace key may call. */
+const TRACE_PREFIX = '/api/v1/';
 const principals = new WeakMap<FastifyRequest, Principal>();
 
 const header = (request: FastifyRequest, name: string) => {
@@ -16,12 +20,23 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return match?.[1];
 }
 
-export function registerAuth(app: FastifyInstance, tenancy: TenancyService): void {
+export function registerAuth(
+  app: FastifyInstance,
+  tenancy: TenancyService,
+  traceKeys?: TraceKeyVerifier,
+): void {
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
     if (OPEN_PATHS.has(path) || path.startsWith('/docs') || request.method === 'OPTIONS') return;
     const key = header(request, 'x-api-key') ?? bearerToken(header(request, 'authorization'));
-    principals.set(request, await tenancy.authenticate(key, header(request, 'x-tenant-id')));
+    const tenantId = header(request, 'x-tenant-id');
+    if (traceKeys && TraceKeyVerifier.isTraceKey(key)) {
+      if (!path.startsWith(TRACE_PREFIX))
+        throw new AppError('FORBIDDEN', 'A deployment trace key only serves /api/v1');
+      principals.set(request, await traceKeys.authenticate(key, tenantId));
+      return;
+    }
+    principals.set(request, await tenancy.authenticate(key, tenantId));
   });
 }
 

@@ -10,7 +10,7 @@ import type { Logger } from '../../common/logging/index.js';
 import { deploymentRoutes, type DeploymentService } from '../deployments/index.js';
 import { listenerRoutes, type ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
-import { principalOf, registerAuth, verifyKeyRoute } from '../auth/index.js';
+import { principalOf, registerAuth, verifyKeyRoute, type TraceKeyVerifier } from '../auth/index.js';
 import { traceRoutes, type TraceService } from '../../traces/index.js';
 import {
   destinationRoutes,
@@ -24,6 +24,8 @@ export interface ControlPlaneAppDeps {
   logger: Logger;
   version: string;
   tenancy: TenancyService;
+  /** Deployments' trace keys (the operator's Secrets), accepted on the trace routes. */
+  traceKeys?: TraceKeyVerifier;
   listeners: ListenerService;
   deployments: DeploymentService;
   traces: TraceService;
@@ -59,7 +61,7 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
-  registerAuth(app, deps.tenancy);
+  registerAuth(app, deps.tenancy, deps.traceKeys);
 
   await app.register(swagger, {
     openapi: {

@@ -35,19 +35,22 @@ export class TenancyService {
     if (!apiKey) throw new AppError('UNAUTHORIZED', 'Missing X-Api-Key header');
     const principal = await this.store.principalByDigest(digestApiKey(apiKey));
     if (!principal) throw new AppError('UNAUTHORIZED', 'Invalid API key');
-    if (tenantId !== undefined) {
-      if (!UUID.test(tenantId))
-        throw new AppError('VALIDATION', [
-          {
-            loc: ['header', 'x-tenant-id'],
-            msg: 'Input should be a valid UUID',
-            type: 'uuid_parsing',
-          },
-        ]);
-      if (tenantId.toLowerCase() !== principal.workspace.id)
-        throw new AppError('FORBIDDEN', `API key does not grant access to workspace ${tenantId}`);
-    }
-    return principal;
+    return checkTenant(principal, tenantId);
+  }
+
+  /**
+   * A workspace acting through a credential checked elsewhere (a deployment's trace key); 401
+   * once the workspace is gone.
+   */
+  async workspacePrincipal(
+    workspaceId: string,
+    keyId: string,
+    permissions: string[],
+    tenantId: string | undefined,
+  ): Promise<Principal> {
+    const principal = await this.store.workspacePrincipal(workspaceId, keyId, permissions);
+    if (!principal) throw new AppError('UNAUTHORIZED', 'Invalid API key');
+    return checkTenant(principal, tenantId);
   }
 
   /**
@@ -120,4 +123,21 @@ export class TenancyService {
     });
     return key;
   }
+}
+
+/** `X-Tenant-Id` may only name the key's own workspace. */
+function checkTenant(principal: Principal, tenantId: string | undefined): Principal {
+  if (tenantId !== undefined) {
+    if (!UUID.test(tenantId))
+      throw new AppError('VALIDATION', [
+        {
+          loc: ['header', 'x-tenant-id'],
+          msg: 'Input should be a valid UUID',
+          type: 'uuid_parsing',
+        },
+      ]);
+    if (tenantId.toLowerCase() !== principal.workspace.id)
+      throw new AppError('FORBIDDEN', `API key does not grant access to workspace ${tenantId}`);
+  }
+  return principal;
 }

@@ -77,6 +77,33 @@ export class TenancyStore {
     return rows[0];
   }
 
+  /** A workspace as a principal without a key row (a deployment's trace key). */
+  async workspacePrincipal(
+    workspaceId: string,
+    keyId: string,
+    permissions: string[],
+  ): Promise<Principal | undefined> {
+    const { rows } = await this.pool.query<{
+      ws_name: string;
+      org_id: string;
+      org_name: string;
+      plan: string;
+    }>(
+      `SELECT w.name AS ws_name, o.id AS org_id, o.name AS org_name, o.plan
+         FROM cp_workspaces w JOIN cp_organizations o ON o.id = w.organization_id
+        WHERE w.id = $1`,
+      [workspaceId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      keyId,
+      permissions,
+      workspace: { id: workspaceId, organization_id: row.org_id, name: row.ws_name },
+      organization: { id: row.org_id, name: row.org_name, plan: row.plan },
+    };
+  }
+
   async principalByDigest(digest: Buffer): Promise<Principal | undefined> {
     const { rows } = await this.pool.query<{
       key_id: string;

@@ -4,11 +4,15 @@
 //    runs/s from the first create to the last flushed batch, p50/p99 of the batch requests.
 // 2. Runtime cost: agent runs/s (threadless `runs.wait`, 8 clients) of a real `graphdock runtime`
 //    tracing into that api, against the same runtime with LANGSMITH_TRACING=false; alternating
-//    windows, medians.
+//    windows, medians; also the runtimes' CPU ms per agent run (from /proc, Linux), which the
+//    other load on a shared machine moves far less than runs/s. With --sink the traces go to a
+//    stub endpoint that answers 202 at once instead: the runtime's own cost of tracing, without
+//    the api and PostgreSQL ingesting on the same cores.
 //
-//   npx tsx bench/traces/run.ts [--traces 4000] [--duration 10] [--repeats 3]
+//   npx tsx bench/traces/run.ts [--traces 4000] [--duration 10] [--repeats 3] [--sink]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,6 +29,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     repeats: { type: 'string', default: '3' },
     clients: { type: 'string', default: '8' },
+    sink: { type: 'boolean', default: false },
   },
 });
 
@@ -132,6 +137,38 @@ async function benchIngest(endpoint: string, traces: number) {
   };
 }
 
+/** CPU time (user + system) a process has used, in ms (Linux clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** A trace endpoint that takes every batch at once and keeps nothing. */
+async function startSink(): Promise<{ endpoint: string; close(): void }> {
+  const info = {
+    version: 'sink',
+    batch_ingest_config: {
+      use_multipart_endpoint: true,
+      size_limit: 100,
+      size_limit_bytes: 20 * 1024 * 1024,
+      scale_up_qsize_trigger: 1000,
+      scale_up_nthreads_limit: 16,
+      scale_down_nempty_trigger: 4,
+    },
+    instance_flags: {},
+  };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(req.url?.endsWith('/info') ? 200 : 202, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url?.endsWith('/info') ? info : { message: 'ok' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { endpoint: `http://127.0.0.1:${port}/api/v1`, close: () => server.close() };
+}
+
 async function agentThroughput(url: string, clients: number, durationMs: number): Promise<number> {
   const agent = new AgentClient({ apiUrl: url, apiKey: null });
   const deadline = Date.now() + durationMs;
@@ -193,6 +230,7 @@ async function main() {
     const ingest = await benchIngest(`${apiUrl}/api/v1`, Number(values.traces));
     console.log('ingest', ingest);
 
+    const sink = values.sink ? await startSink() : undefined;
     const onPort = await freePort();
     const offPort = await freePort();
     children.push(
@@ -200,7 +238,7 @@ async function main() {
         'runtime',
         {
           DATABASE_URL: dbUrl('bench_on'),
-          GRAPHDOCK_TRACES_ENDPOINT: `${apiUrl}/api/v1`,
+          GRAPHDOCK_TRACES_ENDPOINT: sink?.endpoint ?? `${apiUrl}/api/v1`,
           GRAPHDOCK_TRACES_API_KEY: KEY,
           GRAPHDOCK_DEPLOYMENT_NAME: 'bench',
         },
@@ -219,16 +257,27 @@ async function main() {
     await agentThroughput(on, clients, 3000);
     await agentThroughput(off, clients, 3000);
     const rates = { on: [] as number[], off: [] as number[] };
+    const cpu = { on: [] as number[], off: [] as number[] };
+    const [onChild, offChild] = children.slice(-2) as [ChildProcess, ChildProcess];
+    const window = async (which: 'on' | 'off', url: string, child: ChildProcess) => {
+      const before = cpuMs(child.pid!);
+      const rate = await agentThroughput(url, clients, ms);
+      rates[which].push(rate);
+      cpu[which].push(Math.round((cpuMs(child.pid!) - before) / ((rate * ms) / 1000)));
+    };
     for (let i = 0; i < Number(values.repeats); i++) {
-      rates.off.push(await agentThroughput(off, clients, ms));
-      rates.on.push(await agentThroughput(on, clients, ms));
+      await window('off', off, offChild);
+      await window('on', on, onChild);
     }
+    sink?.close();
     const runtime = {
       clients,
       tracingOffRunsPerSecond: Number(median(rates.off).toFixed(1)),
       tracingOnRunsPerSecond: Number(median(rates.on).toFixed(1)),
       windows: rates,
       cost: `${(100 * (1 - median(rates.on) / median(rates.off))).toFixed(1)}%`,
+      traceEndpoint: sink ? 'sink' : 'api',
+      cpuMsPerRun: { off: median(cpu.off), on: median(cpu.on), windows: cpu },
     };
     console.log('runtime', runtime);
     console.log(JSON.stringify({ cpus: cpus().length, ingest, runtime }, null, 2));

@@ -53,3 +53,4 @@ import { listenerResource } from './listener.js';
 
 /** Every custom resource, in the order the CRD files are written. */
 export const CUSTOM_RESOURCES = [listenerResource, agentDeploymentResource, agentRevisionResource];
+export { TRACE_KEY_FIELDS, newTraceKey, parseTraceKey, traceKeySecretName } from './trace-keys.js';

@@ -9,7 +9,12 @@ import type {
   V1Service,
 } from '@kubernetes/client-node';
 import type { ResourceSpec } from '../../common/resources/index.js';
-import { AGENT_DEPLOYMENT, API_VERSION } from '../../common/resources/index.js';
+import {
+  AGENT_DEPLOYMENT,
+  API_VERSION,
+  TRACE_KEY_FIELDS,
+  traceKeySecretName,
+} from '../../common/resources/index.js';
 import {
   commonLabels,
   databaseSecretName,
@@ -26,7 +31,10 @@ export const SHUTDOWN_DRAIN_SECONDS = 5;
 
 export interface WorkloadSettings {
   progressDeadlineSeconds: number;
-  /** Base URL of `graphdock api` as agent pods reach it: their runtimes check keys there. */
+  /**
+   * Base URL of `graphdock api` as agent pods reach it: their runtimes check keys there and send
+   * their traces to its ingest.
+   */
   controlPlaneUrl?: string | undefined;
 }
 
@@ -157,6 +165,7 @@ export function workload(
                 // endpoints, closing each connection after its answer (docs/operator.md).
                 { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: String(SHUTDOWN_DRAIN_SECONDS) },
                 ...authEnv(deployment, settings),
+                ...tracesEnv(deployment, settings),
               ],
               envFrom: [{ secretRef: { name: envSecretName(id) } }],
               readinessProbe: readiness,
@@ -186,6 +195,31 @@ function authEnv(deployment: AgentDeployment, settings: WorkloadSettings) {
           { name: 'GRAPHDOCK_WORKSPACE_ID', value: deployment.spec.workspace_id },
         ]
       : []),
+  ];
+}
+
+/**
+ * Traces go to the control plane's ingest under the deployment's own key (read from its Secret,
+ * so the key is not in the pod spec), into a project named after the deployment. A user's
+ * LANGSMITH_* secrets still take precedence inside the runtime (docs/traces.md).
+ */
+function tracesEnv(deployment: AgentDeployment, settings: WorkloadSettings) {
+  if (!settings.controlPlaneUrl) return [];
+  return [
+    {
+      name: 'GRAPHDOCK_TRACES_ENDPOINT',
+      value: `${settings.controlPlaneUrl.replace(/\/+$/, '')}/api/v1`,
+    },
+    {
+      name: 'GRAPHDOCK_TRACES_API_KEY',
+      valueFrom: {
+        secretKeyRef: {
+          name: traceKeySecretName(deployment.metadata.name),
+          key: TRACE_KEY_FIELDS.key,
+        },
+      },
+    },
+    { name: 'GRAPHDOCK_DEPLOYMENT_NAME', value: deployment.spec.name },
   ];
 }
 
@@ -256,5 +290,6 @@ export function childRefs(deployment: AgentDeployment): KubernetesObject[] {
     ref('apps/v1', 'Deployment'),
     ref('v1', 'Secret', envSecretName(id)),
     ref('v1', 'Secret', databaseSecretName(id)),
+    ref('v1', 'Secret', traceKeySecretName(id)),
   ];
 }

@@ -36,6 +36,7 @@ import type { DatabaseStep } from './database.js';
 import { DATABASE_RETAIN_ANNOTATION, FINALIZER, SERVER_PORT, workloadName } from './names.js';
 import { OrphanCollector } from './orphans.js';
 import { rolloutState } from './rollout.js';
+import { TraceKeyStep } from './trace-key.js';
 import {
   deploymentConditions,
   reasonOf,
@@ -85,6 +86,7 @@ export class DeploymentController {
   private readonly secretCache = new Map<string, Record<string, string>>();
   private readonly lastFullApply = new Map<string, number>();
   readonly orphans: OrphanCollector;
+  private readonly traceKey: TraceKeyStep;
 
   constructor(
     private readonly informers: Informers,
@@ -93,6 +95,7 @@ export class DeploymentController {
     private readonly settings: ControllerSettings,
     private readonly logger: Logger,
   ) {
+    this.traceKey = new TraceKeyStep(writer);
     this.orphans = new OrphanCollector(informers.revisions, writer, settings.orphanGraceMs, logger);
   }
 
@@ -156,6 +159,8 @@ export class DeploymentController {
     if (latest.status?.status === 'QUEUED' || latest.status?.status === 'CREATING')
       await this.setRevision(deployment, latest, 'AWAITING_DEPLOY', 'Applying the workload');
 
+    // Pods of the new template read their trace key when they start.
+    if (this.settings.controlPlaneUrl) await this.traceKey.ensure(deployment, latest);
     const applied = await this.applyChildren(deployment, latest, {
       ...secrets,
       DATABASE_URL: db.url,
@@ -317,6 +322,7 @@ export class DeploymentController {
     const dropped = await this.database.release(deployment, retain);
     // Owner references would remove these too, but only once the garbage collector gets to them.
     for (const child of childRefs(deployment)) await this.writer.deleteIfExists(child);
+    this.traceKey.forget(deployment);
     void this.event(
       deployment,
       'Normal',

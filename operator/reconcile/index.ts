@@ -6,6 +6,7 @@ export {
   type ReconcileResult,
 } from './controller.js';
 export { DatabaseStep } from './database.js';
+export { TraceKeyStep } from './trace-key.js';
 export { ListenerHeartbeat, degradedCondition, unwatchedNamespaces } from './heartbeat.js';
 export { rolloutState, type RolloutState } from './rollout.js';
 export { revisionOutcome } from './statuses.js';

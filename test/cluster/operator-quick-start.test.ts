@@ -1,6 +1,9 @@
 import { writeFileSync } from 'node:fs';
 // The spec's quick-start flow with the operator running: create a deployment through the REST
 // API, poll its latest revision until DEPLOYED, PATCH it, and see the new revision take over.
+import { randomUUID } from 'node:crypto';
+import type { V1EnvVar } from '@kubernetes/client-node';
+import { Client as LangSmithClient } from 'langsmith';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseName } from '../../operator/index.js';
@@ -32,6 +35,8 @@ beforeAll(async () => {
     computeId: 'cluster-a',
     identity: 'operator-a',
     databaseUrl: cp.pgUrl,
+    // The pods never run here (kwok); the URL is what their trace endpoint is made from.
+    env: { GRAPHDOCK_CONTROL_PLANE_URL: cp.url },
   });
 });
 afterAll(async () => {
@@ -185,6 +190,64 @@ describe('quick start', () => {
       'agents',
     ]);
     expect(hpa.spec).toMatchObject({ minReplicas: 1, maxReplicas: 3 });
+  });
+
+  it("pods trace into the api's ingest with the deployment's own key, rotated per revision", async () => {
+    const workload = await cp.kubectlJson<{
+      spec: { template: { spec: { containers: { env: V1EnvVar[] }[] } } };
+    }>(['get', 'deployment', `gd-${deployment.id}`, '-n', 'agents']);
+    const env = workload.spec.template.spec.containers[0]!.env;
+    const secretName = `gd-${deployment.id}-traces`;
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: 'GRAPHDOCK_TRACES_ENDPOINT', value: `${cp.url}/api/v1` },
+        {
+          name: 'GRAPHDOCK_TRACES_API_KEY',
+          valueFrom: { secretKeyRef: { name: secretName, key: 'key' } },
+        },
+        { name: 'GRAPHDOCK_DEPLOYMENT_NAME', value: 'quick-start' },
+      ]),
+    );
+    const secret = await cp.kubectlJson<{
+      data: Record<string, string>;
+      metadata: { ownerReferences: { kind: string; name: string }[] };
+    }>(['get', 'secret', secretName, '-n', 'agents']);
+    expect(secret.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'AgentDeployment', name: deployment.id }),
+    ]);
+    const decoded = (k: string) => Buffer.from(secret.data[k] ?? '', 'base64').toString();
+    // Revision 2 rotated the key; revision 1's pods may still send the previous one.
+    const [current, previous] = [decoded('key'), decoded('previous')];
+    expect(current).toMatch(/^gdt\./);
+    expect(previous).toMatch(/^gdt\./);
+    expect(previous).not.toBe(current);
+
+    // What the runtime does: the official SDK sends a run with the key, into the project.
+    const ids: string[] = [];
+    for (const key of [current, previous]) {
+      const client = new LangSmithClient({ apiUrl: `${cp.url}/api/v1`, apiKey: key });
+      const id = randomUUID();
+      ids.push(id);
+      await client.createRun({
+        id,
+        name: 'agent',
+        run_type: 'chain',
+        inputs: { q: 1 },
+        project_name: 'quick-start',
+        start_time: Date.now(),
+      });
+      await client.awaitPendingTraceBatches();
+      expect((await client.readRun(id)).id).toBe(id);
+    }
+    // Stored in the deployment's workspace: its ordinary keys read the runs too.
+    const run = await json<{ session_id: string }>(cp, `/api/v1/runs/${ids[0]}`);
+    const projects = await json<{ id: string }[]>(cp, `/api/v1/sessions?name=quick-start`);
+    expect(projects.map((p) => p.id)).toEqual([run.session_id]);
+    // Trace routes only, and only the keys in the Secret.
+    const deployments = await cp.http('/v2/deployments', { key: current });
+    expect(deployments.status).toBe(403);
+    const forged = await cp.http(`/api/v1/runs/${ids[0]}`, { key: `${current.slice(0, -4)}AAAA` });
+    expect(forged.status).toBe(401);
   });
 
   it('kubectl wait --for=condition=Ready works on the AgentDeployment and its revision', async () => {

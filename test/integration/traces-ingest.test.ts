@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, RunTree } from 'langsmith';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logging/index.js';
-import { createTraceService } from '../../traces/index.js';
+import { createTraceService, TraceStore } from '../../traces/index.js';
 import { runTracesPython, TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
 
 const api = useTraceApi();
@@ -194,6 +194,27 @@ describe('trace ingest and reads with the official SDKs', () => {
       new RegExp(`^\\d{8}T\\d{12}Z${rootId}\\.\\d{8}T\\d{12}Z${childId}$`),
     );
     expect(child.end_time).toBeTruthy();
+  });
+
+  it('merges an update that raced its create at the next sweep', async () => {
+    const id = randomUUID();
+    const posted = await http('/runs', {
+      method: 'POST',
+      json: { id, name: 'raced', run_type: 'chain', start_time: new Date().toISOString() },
+    });
+    expect(posted.status).toBe(202);
+    // What a lost race leaves: the update waiting although its run is stored (the create's
+    // statement did not see it, its own second look did not see the create).
+    await new TraceStore(api.pool).addPendingUpdates(api.workspaceId, [
+      { id, end_time: new Date().toISOString(), outputs: { answer: 42 } },
+    ]);
+    expect(await client().readRun(id)).toMatchObject({ status: 'pending', outputs: null });
+    const sweeper = await createTraceService(api.pool, createLogger({ level: 'silent' }));
+    await sweeper.sweepExpired();
+    expect(await client().readRun(id)).toMatchObject({
+      status: 'success',
+      outputs: { answer: 42 },
+    });
   });
 
   it('ingests the JSON batch endpoint and validates what it is sent', async () => {

@@ -277,6 +277,15 @@ describe('children', () => {
       { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
       { name: 'GRAPHDOCK_CONTROL_PLANE_URL', value: 'http://api.graphdock:8080' },
       { name: 'GRAPHDOCK_WORKSPACE_ID', value: agentDeployment.spec.workspace_id },
+      // Traces go to the control plane's ingest, with the deployment's key from its Secret.
+      { name: 'GRAPHDOCK_TRACES_ENDPOINT', value: 'http://api.graphdock:8080/api/v1' },
+      {
+        name: 'GRAPHDOCK_TRACES_API_KEY',
+        valueFrom: {
+          secretKeyRef: { name: `gd-${agentDeployment.metadata.name}-traces`, key: 'key' },
+        },
+      },
+      { name: 'GRAPHDOCK_DEPLOYMENT_NAME', value: agentDeployment.spec.name },
     ]);
     expect(w.metadata?.name).toBe(`gd-${agentDeployment.metadata.name}`);
   });
