@@ -43,6 +43,12 @@ export function loadExportEnv(env: NodeJS.ProcessEnv): Readonly<ExportEnv> {
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  // Accepting `jobs` would leave every export waiting forever: nothing creates the Jobs yet.
+  if (e.GRAPHDOCK_EXPORT_EXECUTOR === 'jobs')
+    throw new ConfigError(
+      'GRAPHDOCK_EXPORT_EXECUTOR=jobs is not built yet (no operator reconciler creates export Jobs); ' +
+        'unset it to let the api execute export runs',
+    );
   return Object.freeze({
     executor: e.GRAPHDOCK_EXPORT_EXECUTOR,
     concurrency: e.GRAPHDOCK_EXPORT_CONCURRENCY,
