@@ -1,5 +1,6 @@
 # The one Graphdock image: `graphdock runtime`, `api`, `operator` (and `dev`, `migrate`) all run
-# from it. The TypeScript sources load through tsx at start-up, as in a checkout; no build step.
+# from it. It runs the compiled JavaScript of `npm run build` with plain node (tsx is loaded only
+# to import a project's graphs written in TypeScript).
 #   docker build -t graphdock:0.1.0 .
 #   docker run --rm graphdock:0.1.0 --help
 # With no command it serves examples/langgraph.json (`runtime`, DATABASE_URL required); an image of
@@ -18,12 +19,14 @@ COPY package.json package-lock.json ./
 COPY scripts/ensure-install.mjs scripts/ensure-install.mjs
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# Stage 2: the runtime image, non-root, sources read-only to the process.
-FROM node:${NODE_VERSION}-bookworm-slim
+# Stage 2: `npm run build` (esbuild, a development dependency) compiles the sources to dist/.
+FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
-ENV NODE_ENV=production
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json package-lock.json tsconfig.json ./
+COPY package.json package-lock.json ./
+COPY scripts/ensure-install.mjs scripts/ensure-install.mjs
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts/build.ts scripts/build.ts
 COPY bin ./bin
 COPY cli ./cli
 COPY common ./common
@@ -31,6 +34,16 @@ COPY runtime ./runtime
 COPY api ./api
 COPY traces ./traces
 COPY operator ./operator
+RUN npm run build
+
+# Stage 3: the runtime image, non-root, read-only to the process: the compiled modules at /app
+# (/app/cli, /app/runtime, ..., /app/bin/graphdock.mjs and dist's package.json), no TypeScript of
+# Graphdock's own.
+FROM node:${NODE_VERSION}-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./
 COPY crds ./crds
 COPY examples ./examples
 # A project under /deps (where `graphdock dockerfile` puts it) that has no package.json of its own

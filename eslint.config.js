@@ -8,6 +8,7 @@ export default tseslint.config(
       'node_modules/**',
       '.graphdock/**',
       '.cache/**',
+      'dist/**',
       'bench/baseline/**',
       'bench/baseline-protocol/**',
       'bench/results/**',

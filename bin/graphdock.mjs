@@ -1,22 +1,31 @@
 #!/usr/bin/env node
-// The `graphdock` command. TypeScript sources (ours and the user's graphs) load through tsx,
-// so a checkout runs after `npm install` with no build step.
-import { register } from 'tsx/esm/api';
+// The `graphdock` command. In a checkout the TypeScript sources load through tsx, so it runs after
+// `npm install` with no build step; `npm run build` puts a copy of this script in dist/bin beside
+// the compiled modules, and there (as in the image) it runs them with plain node.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
+const compiled = existsSync(join(import.meta.dirname, '..', 'cli', 'main.js'));
 const operator = process.argv[2] === 'operator';
-if (operator) {
-  // Loaded by Node itself before tsx's hooks exist, these large packages skip tsx's loader:
-  // about 70 MB less resident memory for the long-running operator.
-  for (const name of ['@kubernetes/client-node', 'zod', 'pg', 'prom-client', 'pino'])
-    await import(name);
+if (!compiled) {
+  if (operator) {
+    // Loaded by Node itself before tsx's hooks exist, these large packages skip tsx's loader:
+    // about 70 MB less resident memory for the long-running operator.
+    for (const name of ['@kubernetes/client-node', 'zod', 'pg', 'prom-client', 'pino'])
+      await import(name);
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
 }
-register();
+const ext = compiled ? 'js' : 'ts';
 // The operator and the image commands load only their own modules (not the runtime's LangGraph
 // stack).
 const image = process.argv[2] === 'dockerfile' || process.argv[2] === 'build';
-const { main } = operator
-  ? await import('../cli/operator-main.ts')
-  : image
-    ? await import('../cli/image-commands.ts')
-    : await import('../cli/main.ts');
+const { main } = await import(
+  operator
+    ? `../cli/operator-main.${ext}`
+    : image
+      ? `../cli/image-commands.${ext}`
+      : `../cli/main.${ext}`
+);
 process.exitCode = await main(process.argv.slice(2));

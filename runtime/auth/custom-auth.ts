@@ -3,9 +3,8 @@
 // each action. Semantics follow the official JS server.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { AppError } from '../../common/errors/index.js';
-import { ConfigFileError } from '../config/index.js';
+import { ConfigFileError, importUserModule } from '../config/index.js';
 import { compileFilter } from './filter.js';
 import type { AuthContext, AuthFilter, AuthResource, AuthUser } from './types.js';
 
@@ -150,7 +149,7 @@ export async function loadCustomAuth(spec: string, dir: string): Promise<CustomA
   if (!existsSync(file)) throw new AuthLoadError(`Failed to load ${where}: file not found`);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    mod = await importUserModule(file);
   } catch (err) {
     throw new AuthLoadError(`Failed to load ${where}: ${(err as Error).message}`, { cause: err });
   }

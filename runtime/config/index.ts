@@ -5,3 +5,4 @@ export {
   type HttpSettings,
   type AuthSettings,
 } from './schema.js';
+export { importUserModule } from './user-module.js';

@@ -1,7 +1,16 @@
 // Cron expressions: validation and the next due time. Five fields (minute precision) or six, the
 // first being seconds; evaluated in UTC unless the cron names an IANA time zone.
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type { CronExpressionParser } from 'cron-parser';
 import { invalid } from '../../common/errors/index.js';
+
+// cron-parser (CommonJS, with luxon about 5 MiB resident) is required the first time a schedule is
+// evaluated: a runtime with no crons never loads it.
+const require = createRequire(import.meta.url);
+let parser: typeof CronExpressionParser | undefined;
+const cronParser = () =>
+  (parser ??= (require('cron-parser') as { CronExpressionParser: typeof CronExpressionParser })
+    .CronExpressionParser);
 
 export interface Schedule {
   schedule: string;
@@ -17,7 +26,7 @@ export function assertTimezone(timezone: string, loc: (string | number)[]): void
 }
 
 function parse(schedule: Schedule, after: Date) {
-  return CronExpressionParser.parse(schedule.schedule, {
+  return cronParser().parse(schedule.schedule, {
     currentDate: after,
     tz: schedule.timezone ?? 'UTC',
   });

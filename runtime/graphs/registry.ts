@@ -3,10 +3,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph-checkpoint';
 import type { Pregel } from '@langchain/langgraph/pregel';
-import type { LoadedConfig } from '../config/index.js';
+import { importUserModule, type LoadedConfig } from '../config/index.js';
 
 // Graph state types are the user's; the server treats every graph alike.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -104,7 +103,7 @@ async function loadEntry(base: ReturnType<typeof parseSpec>): Promise<GraphEntry
   if (!existsSync(base.file)) throw new GraphLoadError(`Failed to load ${where}: file not found`);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(base.file).href)) as Record<string, unknown>;
+    mod = await importUserModule(base.file);
   } catch (err) {
     throw new GraphLoadError(`Failed to load ${where}: ${(err as Error).message}`, { cause: err });
   }

@@ -2,9 +2,8 @@
 // graphs are (`./file.ts:export`), and the text extraction that feeds it.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { getTextAtPath } from '@langchain/langgraph-checkpoint';
-import { ConfigFileError } from '../config/index.js';
+import { ConfigFileError, importUserModule } from '../config/index.js';
 
 /** What the store needs from an embedding model; LangChain `Embeddings` objects fit as they are. */
 export interface Embedder {
@@ -57,7 +56,7 @@ export async function loadEmbedder(spec: string, dir: string): Promise<Embedder>
   if (!existsSync(file)) throw new EmbedderLoadError(`store.index.embed: file not found: ${file}`);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    mod = await importUserModule(file);
   } catch (err) {
     throw new EmbedderLoadError(
       `store.index.embed: failed to load ${file}: ${(err as Error).message}`,

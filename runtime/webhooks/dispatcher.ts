@@ -1,12 +1,12 @@
 // The durable sender: claims due deliveries from the outbox (any replica, SKIP LOCKED), sends
 // them, and records each attempt with its outcome. Woken by the NOTIFY that the transaction
 // finishing a run sends; a poll covers lost notifications and due retries.
-import type { Dispatcher } from 'undici';
 import type { Logger } from '../../common/logging/index.js';
 import type { WebhookMetrics } from './metrics.js';
 import { CHANNELS, type Notifier } from '../runs/index.js';
 import { webhookPayload } from './payload.js';
-import { sendWebhook, type AttemptResult } from './sender.js';
+import type { AttemptResult } from './sender.js';
+import type { WebhookTransport } from './transport-handle.js';
 import { retryDelayMs, type WebhookSettings } from './settings.js';
 import type { WebhookSigner } from './signing.js';
 import type { AttemptOutcome, DeliveryRow, WebhookStore } from './store.js';
@@ -20,7 +20,8 @@ export interface DispatcherDeps {
   store: WebhookStore;
   notifier: Pick<Notifier, 'on'>;
   policy: UrlPolicy;
-  http: Dispatcher;
+  /** Loads undici on the first delivery. */
+  transport: WebhookTransport;
   signer: WebhookSigner | undefined;
   /** `webhooks.headers`, already resolved. */
   headers: Record<string, string>;
@@ -133,7 +134,8 @@ export class WebhookDispatcher {
     };
     if (this.deps.signer)
       headers['webhook-signature'] = this.deps.signer.sign(row.delivery_id, timestamp, body);
-    return sendWebhook(this.deps.http, check.url, headers, body, signal);
+    const { sendWebhook, agent } = await this.deps.transport.get();
+    return sendWebhook(agent, check.url, headers, body, signal);
   }
 
   private outcomeOf(row: DeliveryRow, result: AttemptResult): AttemptOutcome {

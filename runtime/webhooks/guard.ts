@@ -3,7 +3,6 @@
 // that changes between check and connect (rebinding) cannot redirect the request.
 import { promises as dns, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector } from 'undici';
 import {
   classifyAddress,
   describeRefusal,
@@ -62,27 +61,5 @@ export class SsrfGuard {
         (err: NodeJS.ErrnoException) => callback(err, '', 0),
       );
     };
-  }
-
-  /**
-   * An undici dispatcher whose every new connection passes the guard. IP literals never reach
-   * a socket's lookup, so they are checked before connecting. Redirects are not followed.
-   */
-  agent(options: { connectTimeoutMs: number; responseTimeoutMs: number }): Agent {
-    const connect = buildConnector({ timeout: options.connectTimeoutMs, lookup: this.lookup() });
-    return new Agent({
-      headersTimeout: options.responseTimeoutMs,
-      bodyTimeout: options.responseTimeoutMs,
-      keepAliveTimeout: 10_000,
-      connections: 32,
-      connect: (opts, callback) => {
-        const host = opts.hostname.replace(/^\[|\]$/g, '');
-        if (!isIP(host)) return connect(opts, callback);
-        this.addresses(host).then(
-          () => connect(opts, callback),
-          (err: Error) => callback(err, null),
-        );
-      },
-    });
   }
 }

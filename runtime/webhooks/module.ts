@@ -15,6 +15,7 @@ import type { FinishedRun } from './payload.js';
 import type { WebhookSettings } from './settings.js';
 import { WebhookSigner } from './signing.js';
 import { WebhookStore } from './store.js';
+import { WebhookTransport } from './transport-handle.js';
 import { urlPolicyFrom } from './url-policy.js';
 import { WebhookUrlValidator } from './validator.js';
 
@@ -60,12 +61,12 @@ export function createWebhookModule(options: WebhookModuleOptions): WebhookModul
     return { validator, deliveries, onRunsFinished: undefined, start() {}, stop: async () => {} };
   }
   const outbox = new WebhookOutbox(store);
-  const http = guard.agent(settings);
+  const transport = new WebhookTransport(guard, settings);
   const dispatcher = new WebhookDispatcher({
     store,
     notifier: options.notifier,
     policy,
-    http,
+    transport,
     signer,
     headers,
     threadValues: options.threadValues,
@@ -81,7 +82,7 @@ export function createWebhookModule(options: WebhookModuleOptions): WebhookModul
     start: () => dispatcher.start(),
     stop: async (graceMs) => {
       await dispatcher.stop(graceMs);
-      await http.close();
+      await transport.close();
     },
   };
 }

@@ -2,9 +2,11 @@
 // throw-away containerd (Debian's, as root), PostgreSQL's accepts a password login, and the image
 // of examples/, started with its default command, answers /ok and runs a graph through the SDK
 // against that PostgreSQL. Containers share the host's network; traffic stays on 127.0.0.1.
+// The image runs Graphdock compiled (`npm run build`): its process, seen from the host through
+// /proc, has no TypeScript of Graphdock's own and loads tsx only for a project's TypeScript graphs.
 import { Client as LanggraphClient } from '@langchain/langgraph-sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +31,7 @@ let socket: string;
 let postgresImage: ImageArchive;
 let graphdockImage: ImageArchive;
 let examplesImage: ImageArchive;
+let jsGraphImage: ImageArchive;
 let pgPort: number;
 const containers: string[] = [];
 
@@ -131,6 +134,27 @@ async function untilReady(id: string, port: number): Promise<string> {
   return url;
 }
 
+/** The host's pid of a running container's process (`ctr tasks ls`: TASK PID STATUS). */
+async function taskPid(id: string): Promise<number> {
+  const row = (await ctr('tasks', 'ls')).split('\n').find((l) => l.split(/\s+/)[0] === id);
+  const pid = Number(row?.split(/\s+/)[1]);
+  if (!pid) throw new Error(`no running task ${id}`);
+  return pid;
+}
+
+/** The TypeScript files under `dir`, not descending into the folders named in `skip`. */
+function typescriptFiles(dir: string, skip: string[]): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return skip.includes(entry.name) ? [] : typescriptFiles(path, skip);
+    return /\.[mc]?ts$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/** tsx's transform cache (`<tmpdir>/tsx-<uid>`), made when tsx is registered, in a container. */
+const tsxCaches = (pid: number) =>
+  readdirSync(`/proc/${pid}/root/tmp`).filter((name) => name.startsWith('tsx'));
+
 const databaseUrl = (database: string) =>
   `postgresql://postgres:test-password@127.0.0.1:${pgPort}/${database}`;
 
@@ -164,9 +188,13 @@ beforeAll(async () => {
       config: join(REPO, 'examples/langgraph.json'),
       log,
     });
-    return [graphdock, examples] as const;
+    const jsGraph = await buildImageArchive({
+      config: join(REPO, 'test/fixtures/js-graph/langgraph.json'),
+      log,
+    });
+    return [graphdock, examples, jsGraph] as const;
   };
-  [postgresImage, [graphdockImage, examplesImage]] = await Promise.all([
+  [postgresImage, [graphdockImage, examplesImage, jsGraphImage]] = await Promise.all([
     buildPostgresImageArchive({ log }),
     graphdockThenExamples(),
   ]);
@@ -174,7 +202,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gd-ctr-'));
   await startContainerd();
   // The examples image shares all but its last layer with the Graphdock image.
-  for (const image of [postgresImage, graphdockImage, examplesImage]) {
+  for (const image of [postgresImage, graphdockImage, examplesImage, jsGraphImage]) {
     const t = Date.now();
     await ctr('images', 'import', image.archive);
     log(`ctr images import ${image.ref}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
@@ -291,6 +319,44 @@ describe('image archives without a container engine', () => {
       input: { messages: [{ role: 'user', content: 'base image' }] },
     })) as { messages: { content: string }[] };
     expect(state.messages.at(-1)?.content).toBe('echo: base image');
+  }, 180_000);
+
+  it('runs compiled JavaScript with plain node; tsx loads only for TypeScript graphs', async () => {
+    const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
+    await admin.connect();
+    await admin.query('CREATE DATABASE graphdock_js');
+    await admin.end();
+    const port = await freePort();
+    await runContainer(jsGraphImage, 'js-graph', {
+      DATABASE_URL: databaseUrl('graphdock_js'),
+      PORT: String(port),
+    });
+    const client = new LanggraphClient({
+      apiUrl: await untilReady('js-graph', port),
+      apiKey: null,
+    });
+    const state = (await client.runs.wait(null, 'echo', {
+      input: { messages: [{ role: 'user', content: 'compiled' }] },
+    })) as { messages: { content: string }[] };
+    expect(state.messages.at(-1)?.content).toBe('echo: compiled');
+
+    const pid = await taskPid('js-graph');
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(argv).toEqual([
+      ...readDockerfile().config.entrypoint,
+      'runtime',
+      '--config',
+      '/deps/js-graph/langgraph.json',
+    ]);
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toMatch(/(^|\0)NODE_OPTIONS=/);
+    // Graphdock's own code in the image is the build's JavaScript, no TypeScript source.
+    const app = `/proc/${pid}/root/app`;
+    expect(existsSync(join(app, 'runtime', 'server.js'))).toBe(true);
+    expect(typescriptFiles(app, ['node_modules', 'examples'])).toEqual([]);
+    // Serving a JavaScript graph, the process never registered tsx...
+    expect(tsxCaches(pid)).toEqual([]);
+    // ...which the image of examples/ (TypeScript graphs, serving since the test above) did.
+    expect(tsxCaches(await taskPid('examples'))).not.toEqual([]);
   }, 180_000);
 
   it("answers --help through the image's entrypoint", async () => {

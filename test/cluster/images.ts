@@ -8,7 +8,8 @@
 //
 // Layers: a Debian root filesystem made by mmdebstrap from Debian's repositories (images/rootfs.sh)
 // with the image's Node.js (scripts/image-node.ts), the production node_modules (`npm ci
-// --omit=dev`), the sources the Dockerfile copies, then the project. go-containerregistry's
+// --omit=dev`), the compiled modules (`npm run build`) and the files the Dockerfile copies, then
+// the project. go-containerregistry's
 // `crane` (built by build-image-tools.sh) writes every layer, manifest and archive; a local
 // `crane registry serve` on 127.0.0.1 holds the intermediate images while their config is set.
 // Each step's result is cached under ~/.cache/graphdock/images by the hash of its inputs.
@@ -30,6 +31,7 @@ import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { IMAGE_USER, planProjectImage } from '../../cli/dockerfile.js';
 import { loadLanggraphConfig } from '../../runtime/config/index.js';
+import { buildProduct } from '../../scripts/build.js';
 import { imageNode, imageNodeVersion } from '../../scripts/image-node.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
@@ -233,6 +235,7 @@ export function readDockerfile(path = join(REPO, 'Dockerfile')): DockerfilePlan 
   };
   const sources: string[] = [];
   let nodeModules = false;
+  let compiled = false;
   for (const line of finalStage) {
     const [instruction, ...rest] = line.split(/\s+/);
     const value = line.slice(instruction!.length).trim();
@@ -261,11 +264,12 @@ export function readDockerfile(path = join(REPO, 'Dockerfile')): DockerfilePlan 
         config.cmd = JSON.parse(value) as string[];
         break;
       case 'COPY':
-        if (rest[0]!.startsWith('--from=')) {
-          if (rest[1] !== '/app/node_modules')
-            throw new Error(`Dockerfile: unexpected COPY from another stage: ${line}`);
-          nodeModules = true;
-        } else sources.push(...rest.slice(0, -1));
+        if (rest[0] === '--from=deps' && rest[1] === '/app/node_modules') nodeModules = true;
+        else if (rest[0] === '--from=build' && rest[1] === '/app/dist' && rest[2] === './')
+          compiled = true;
+        else if (rest[0]!.startsWith('--from='))
+          throw new Error(`Dockerfile: unexpected COPY from another stage: ${line}`);
+        else sources.push(...rest.slice(0, -1));
         break;
       case 'RUN':
         if (line !== MIRRORED_RUN)
@@ -277,7 +281,7 @@ export function readDockerfile(path = join(REPO, 'Dockerfile')): DockerfilePlan 
         );
     }
   }
-  if (!nodeModules || config.workdir !== '/app' || !config.entrypoint.length)
+  if (!nodeModules || !compiled || config.workdir !== '/app' || !config.entrypoint.length)
     throw new Error('Dockerfile: the final stage no longer has the layout images.ts assembles');
   return { config, sources };
 }
@@ -415,7 +419,11 @@ async function nodeModulesLayer(log: (l: string) => void): Promise<{ path: strin
 const SKIPPED = new Set(['node_modules', '.graphdock', '__pycache__', '.git']);
 const copyFilter = (src: string) => !SKIPPED.has(basename(src));
 
-/** The sources the Dockerfile copies, at /app, and the /deps link; hashed by content. */
+/**
+ * The compiled modules (`npm run build`, the Dockerfile's build stage) and the other files the
+ * Dockerfile copies, at /app, and the /deps link; hashed by content, so any change to the build's
+ * output makes another image.
+ */
 async function sourcesLayer(
   sources: string[],
   dir: string,
@@ -423,6 +431,7 @@ async function sourcesLayer(
   const staging = mkdtempSync(join(dir, 'sources-'));
   const path = `${staging}.tar`;
   try {
+    await buildProduct({ outDir: join(staging, 'app') });
     for (const src of sources)
       cpSync(join(REPO, src), join(staging, 'app', src), { recursive: true, filter: copyFilter });
     mkdirSync(join(staging, 'deps'));

@@ -11,6 +11,7 @@ import { maskedUrl } from '../../runtime/webhooks/deliveries.js';
 import { webhookPayload, type RunSnapshot } from '../../runtime/webhooks/payload.js';
 import { parseRetryAfter, sendWebhook } from '../../runtime/webhooks/sender.js';
 import { retryDelayMs } from '../../runtime/webhooks/settings.js';
+import { guardedAgent } from '../../runtime/webhooks/transport.js';
 import { WebhookSigner } from '../../runtime/webhooks/signing.js';
 import { checkWebhookUrl, urlPolicyFrom } from '../../runtime/webhooks/url-policy.js';
 
@@ -208,7 +209,7 @@ describe('SSRF guard with an injected resolver', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
-    const agent = guard.agent({ connectTimeoutMs: 1000, responseTimeoutMs: 1000 });
+    const agent = guardedAgent(guard, { connectTimeoutMs: 1000, responseTimeoutMs: 1000 });
     try {
       for (const host of ['rebind.test', '127.0.0.1', '[::ffff:127.0.0.1]']) {
         const result = await sendWebhook(agent, new URL(`http://${host}:${port}/x`), {}, '{}');
@@ -218,7 +219,7 @@ describe('SSRF guard with an injected resolver', () => {
       expect(hits).toBe(0);
       // The same agent with loopback allowed reaches the server: the refusal above was the guard.
       const lenient = new SsrfGuard({ allowLoopback: true, allowPrivate: false }, resolver);
-      const allowed = lenient.agent({ connectTimeoutMs: 1000, responseTimeoutMs: 1000 });
+      const allowed = guardedAgent(lenient, { connectTimeoutMs: 1000, responseTimeoutMs: 1000 });
       const ok = await sendWebhook(allowed, new URL(`http://rebind.test:${port}/x`), {}, '{}');
       expect(ok).toMatchObject({ outcome: 'delivered', statusCode: 200 });
       expect(hits).toBe(1);
@@ -236,10 +237,13 @@ describe('SSRF guard with an injected resolver', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
-    const agent = new SsrfGuard({ allowLoopback: true, allowPrivate: false }, resolver).agent({
-      connectTimeoutMs: 1000,
-      responseTimeoutMs: 1000,
-    });
+    const agent = guardedAgent(
+      new SsrfGuard({ allowLoopback: true, allowPrivate: false }, resolver),
+      {
+        connectTimeoutMs: 1000,
+        responseTimeoutMs: 1000,
+      },
+    );
     const result = await sendWebhook(agent, new URL(`http://127.0.0.1:${port}/`), {}, '{}');
     expect(result).toMatchObject({ outcome: 'retry', statusCode: 503, retryAfterMs: 3000 });
     expect(result.error?.length).toBe('HTTP 503: '.length + 512);
@@ -254,10 +258,13 @@ describe('SSRF guard with an injected resolver', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
-    const agent = new SsrfGuard({ allowLoopback: true, allowPrivate: false }, resolver).agent({
-      connectTimeoutMs: 1000,
-      responseTimeoutMs: 1000,
-    });
+    const agent = guardedAgent(
+      new SsrfGuard({ allowLoopback: true, allowPrivate: false }, resolver),
+      {
+        connectTimeoutMs: 1000,
+        responseTimeoutMs: 1000,
+      },
+    );
     const result = await sendWebhook(agent, new URL(`http://127.0.0.1:${port}/`), {}, '{}');
     expect(result).toMatchObject({ outcome: 'give-up', statusCode: 302 });
     expect(result.error).toContain('not followed');

@@ -1,0 +1,166 @@
+// Start-up and idle footprint of `graphdock runtime`, from the TypeScript sources through tsx (a
+// checkout) and from the compiled build (`npm run build`, what the image runs), on the image's
+// Node.js and flags, against one PostgreSQL already up and migrated (as a pod finds it): time
+// from process start to the first successful run, and the resident memory of the server's
+// processes (node and, when tsx is loaded, its esbuild service) 5 s after that run.
+//
+//   npx tsx bench/start/run.ts [--rounds 5] [--config examples/langgraph.json]
+import { spawn } from 'node:child_process';
+import {
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, startPostgresServer } from '../../common/db/index.js';
+import { buildProduct } from '../../scripts/build.js';
+import { imageNode, imageNodeFlags } from '../../scripts/image-node.js';
+
+const REPO = resolve(import.meta.dirname, '..', '..');
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    config: { type: 'string', default: join(REPO, 'examples', 'langgraph.json') },
+  },
+});
+const rounds = Number(values.rounds);
+const config = resolve(values.config);
+
+// A JavaScript echo graph: what a runtime serving no TypeScript loads.
+const jsProject = mkdtempSync(join(tmpdir(), 'graphdock-bench-js-'));
+writeFileSync(
+  join(jsProject, 'graph.mjs'),
+  `import { MessagesAnnotation, StateGraph } from '@langchain/langgraph';
+export const graph = new StateGraph(MessagesAnnotation)
+  .addNode('echo', (s) => ({ messages: [{ role: 'ai', content: 'echo: ' + s.messages.at(-1).content }] }))
+  .addEdge('__start__', 'echo').compile();
+`,
+);
+writeFileSync(
+  join(jsProject, 'langgraph.json'),
+  JSON.stringify({ graphs: { echo: './graph.mjs:graph' } }),
+);
+// Packages resolve from this checkout, as a project under /deps resolves them in the image.
+symlinkSync(join(REPO, 'node_modules'), join(jsProject, 'node_modules'));
+
+// Laid out as in the image: the compiled modules beside node_modules.
+const image = mkdtempSync(join(tmpdir(), 'graphdock-bench-dist-'));
+const dist = join(image, 'app');
+await buildProduct({ outDir: dist });
+symlinkSync(join(REPO, 'node_modules'), join(dist, 'node_modules'));
+
+const pgDir = mkdtempSync(join(tmpdir(), 'graphdock-bench-pg-'));
+const pg = await startPostgresServer({ dataDir: join(pgDir, 'data'), ephemeral: true });
+
+function rssKiB(pid: number): number {
+  const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb ?? 0);
+}
+
+/** The process's children (Linux), e.g. the esbuild service tsx starts. */
+function children(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number),
+  );
+}
+
+const node = imageNode();
+const flags = imageNodeFlags();
+interface Sample {
+  firstRunMs: number;
+  rssMiB: number;
+  childrenMiB: number;
+}
+
+async function once(entry: string, configPath: string): Promise<Sample> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(
+    node,
+    [
+      ...flags,
+      entry,
+      'runtime',
+      '--config',
+      configPath,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ],
+    {
+      env: { ...process.env, DATABASE_URL: pg.url, GRAPHDOCK_AUTH_TYPE: 'noop', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const exited = new Promise((r) => child.once('exit', r));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/runs/wait`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          assistant_id: 'echo',
+          input: { messages: [{ role: 'user', content: 'hi' }] },
+        }),
+      }).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const firstRunMs = performance.now() - started;
+    await new Promise((r) => setTimeout(r, 5_000));
+    const rssMiB = rssKiB(child.pid!) / 1024;
+    const childrenMiB = children(child.pid!).reduce((sum, pid) => sum + rssKiB(pid), 0) / 1024;
+    return { firstRunMs, rssMiB, childrenMiB };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+const variants: [string, string, string][] = [
+  ['tsx (sources), TS graphs', join(REPO, 'bin', 'graphdock.mjs'), config],
+  ['compiled, TS graphs', join(dist, 'bin', 'graphdock.mjs'), config],
+  ['compiled, JS graph', join(dist, 'bin', 'graphdock.mjs'), join(jsProject, 'langgraph.json')],
+];
+// The first start migrates the database; it is not measured.
+await once(variants[1]![1], config);
+const samples = new Map<string, Sample[]>(variants.map(([name]) => [name, []]));
+try {
+  // Interleaved, so that a change of the machine's load falls on every variant alike.
+  for (let round = 0; round < rounds; round++)
+    for (const [name, entry, configPath] of variants)
+      samples.get(name)!.push(await once(entry, configPath));
+} finally {
+  await pg.stop();
+  for (const dir of [pgDir, image, jsProject]) rmSync(dir, { recursive: true, force: true });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(
+  `node ${node} ${flags.join(' ')}; ${rounds} rounds; load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log('| variant | start → first run p50 (max) | idle RSS node p50 | + children (esbuild) |');
+console.log('| --- | --- | --- | --- |');
+for (const [name, list] of samples) {
+  const first = list.map((s) => s.firstRunMs);
+  console.log(
+    `| ${name} | ${median(first).toFixed(0)} ms (${Math.max(...first).toFixed(0)}) | ` +
+      `${median(list.map((s) => s.rssMiB)).toFixed(0)} MiB | ` +
+      `${median(list.map((s) => s.childrenMiB)).toFixed(0)} MiB |`,
+  );
+}
