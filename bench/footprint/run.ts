@@ -241,10 +241,16 @@ function langgraphPy(): Party {
         LANGGRAPH_CLI_NO_ANALYTICS: '1',
         LANGSMITH_TRACING: 'false',
       };
-      const args = ['-m', 'langgraph_cli.cli', 'dev', '--no-browser', '--no-reload'];
-      args.push('--config', join(HERE, 'langgraph.json'), '--host', '127.0.0.1');
+      const args = ['dev', '--no-browser', '--no-reload'];
+      // Graph paths resolve against the working directory, which also takes its state files.
+      writeFileSync(
+        join(cwd, 'langgraph.json'),
+        JSON.stringify({ dependencies: ['.'], graphs: { echo: `${join(HERE, 'echo.py')}:graph` } }),
+      );
+      args.push('--config', join(cwd, 'langgraph.json'), '--host', '127.0.0.1');
       args.push('--port', String(port), '--n-jobs-per-worker', '10');
-      const { child, spawnedAt } = spawnServer(python, args, env, cwd);
+      const cli = join(dirname(python), 'langgraph');
+      const { child, spawnedAt } = spawnServer(cli, args, env, cwd);
       return {
         child,
         spawnedAt,
