@@ -1,7 +1,8 @@
 // `graphdock <command>`: parses arguments and hands over to one area's entry point.
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../common/config/index.js';
-import { PortInUseError } from './port.js';
+import cluster from 'node:cluster';
+import { ConfigError, loadProcessEnv } from '../common/config/index.js';
+import { PortInUseError, ensurePortFree } from './port.js';
 
 // Each command loads only its own area: `graphdock runtime` without the Kubernetes client and the
 // api, `api` without LangGraph. A pod's start-up is mostly module loading (about half of it
@@ -30,6 +31,8 @@ Options:
   --config <path>   langgraph.json to serve (default: ./langgraph.json)
   --port <n>        port to listen on (dev: 2024, runtime: $PORT or 8000, api: 8080)
   --host <h>        address to bind (dev: 127.0.0.1, runtime: 0.0.0.0)
+  --workers <n>     runtime: server processes sharing the port, each its own replica
+                    (default: $GRAPHDOCK_WORKERS or 1)
   -h, --help        show this help
 `;
 
@@ -47,6 +50,7 @@ export async function main(argv: string[]): Promise<number> {
       config: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -60,13 +64,28 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`graphdock: --port must be a port number, got "${values.port}"\n`);
     return 2;
   }
+  const workers = values.workers === undefined ? undefined : Number(values.workers);
+  if (workers !== undefined && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
+    process.stderr.write(`graphdock: --workers must be from 1 to 64, got "${values.workers}"\n`);
+    return 2;
+  }
   const options = { config: values.config ?? 'langgraph.json', port, host: values.host };
   try {
     switch (command) {
       case 'dev':
         return await (await runtimeCommands()).runDev(options);
-      case 'runtime':
-        return await (await runtimeCommands()).runRuntime(options);
+      case 'runtime': {
+        // With more than one worker this process only supervises them (cli/workers.ts); the
+        // forked workers run this same command and find themselves workers.
+        const count = workers ?? loadProcessEnv(process.env).workers;
+        if (count > 1 && cluster.isPrimary) return await runPrimary(count, options);
+        try {
+          return await (await runtimeCommands()).runRuntime(options);
+        } finally {
+          // A worker's channel to its primary would keep it alive once it has stopped.
+          if (cluster.isWorker) process.disconnect?.();
+        }
+      }
       case 'migrate':
         return await (await runtimeCommands()).runMigrate();
       case 'api':
@@ -88,4 +107,25 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
+}
+
+/** `graphdock runtime` with several workers: checks what a single process would, then forks. */
+async function runPrimary(
+  count: number,
+  options: { port: number | undefined; host: string | undefined },
+): Promise<number> {
+  const env = loadProcessEnv(process.env);
+  if (!env.databaseUrl)
+    throw new ConfigError(
+      'DATABASE_URL is required for `graphdock runtime` (use `graphdock dev` for the embedded store)',
+    );
+  const port = options.port ?? env.port ?? 8000;
+  await ensurePortFree(port, options.host ?? '0.0.0.0');
+  const [{ createLogger }, { superviseWorkers }] = await Promise.all([
+    import('../common/logging/index.js'),
+    import('./workers.js'),
+  ]);
+  const logger = createLogger({ level: env.logLevel }).child({ primary: process.pid });
+  logger.info({ workers: count, port }, 'starting workers');
+  return superviseWorkers({ count, logger });
 }

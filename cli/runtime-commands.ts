@@ -5,6 +5,7 @@ import { createPool, startPostgresServer, type PostgresServer } from '../common/
 import { createLogger, type Logger } from '../common/logging/index.js';
 import { createRuntime, migrateRuntimeDatabase, type Runtime } from '../runtime/index.js';
 import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
+import { workerIndex } from './workers.js';
 
 export interface ServeOptions {
   config: string;
@@ -12,11 +13,15 @@ export interface ServeOptions {
   host: string | undefined;
 }
 
-/** Resolves when SIGTERM or SIGINT arrives. */
+/**
+ * Resolves when SIGTERM or SIGINT arrives. A cluster worker keeps ignoring later ones: a
+ * terminal's Ctrl-C reaches it both directly and from its primary, and must not kill it mid-drain.
+ */
 function shutdownSignal(): Promise<NodeJS.Signals> {
+  const on = workerIndex() === undefined ? process.once.bind(process) : process.on.bind(process);
   return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
+    on('SIGTERM', () => resolve('SIGTERM'));
+    on('SIGINT', () => resolve('SIGINT'));
   });
 }
 
@@ -62,8 +67,11 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     );
   const port = options.port ?? env.port ?? 8000;
   const host = options.host ?? '0.0.0.0';
-  await ensurePortFree(port, host);
-  const logger = createLogger({ level: env.logLevel });
+  // A cluster worker shares the port its primary checked and holds.
+  const worker = workerIndex();
+  if (worker === undefined) await ensurePortFree(port, host);
+  const root = createLogger({ level: env.logLevel });
+  const logger = worker === undefined ? root : root.child({ worker, pid: process.pid });
   exitOnUnhandledRejection(env.unhandledRejectionExitCode, logger);
   if (env.authDisabled) logger.warn('GRAPHDOCK_AUTH_TYPE=noop: serving without authentication');
   else if (env.controlPlaneAuth)

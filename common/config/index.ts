@@ -24,6 +24,9 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_POOL_MAX: z.coerce.number().int().positive().default(20),
   N_JOBS_PER_WORKER: z.coerce.number().int().positive().default(10),
+  // `graphdock runtime`'s processes in one pod, each its own replica (the operator sets it from
+  // the deployment's CPU).
+  GRAPHDOCK_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: z.coerce.number().nonnegative().default(180),
   BG_JOB_MAX_ATTEMPTS: z.coerce.number().int().positive().default(3),
   BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
@@ -55,6 +58,8 @@ export interface ProcessEnv {
   home: string | undefined;
   logLevel: string;
   poolMax: number;
+  /** Server processes `graphdock runtime` runs on one port, each acting as its own replica. */
+  workers: number;
   /** After SIGTERM, how long `graphdock runtime` keeps serving (closing each connection) before it stops. */
   shutdownDrainMs: number;
   runs: {
@@ -133,6 +138,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     home: e.GRAPHDOCK_HOME,
     logLevel: e.LOG_LEVEL,
     poolMax: e.DATABASE_POOL_MAX,
+    workers: e.GRAPHDOCK_WORKERS,
     shutdownDrainMs: e.GRAPHDOCK_SHUTDOWN_DRAIN_SECS * 1000,
     runs: {
       concurrency: e.N_JOBS_PER_WORKER,

@@ -69,6 +69,14 @@ export function desiredReplicas(spec: ResourceSpec | null | undefined): number {
   return spec?.min_scale ?? 1;
 }
 
+/**
+ * Server processes per pod: one per whole CPU the deployment requests, at least one. A Node
+ * process uses about one core; the workers of a pod act as that many replicas (cli/workers.ts).
+ */
+export function runtimeWorkers(spec: ResourceSpec | null | undefined): number {
+  return Math.max(1, Math.floor(spec?.cpu ?? 1));
+}
+
 export function envSecret(deployment: AgentDeployment, data: Record<string, string>): V1Secret {
   return {
     apiVersion: 'v1',
@@ -164,6 +172,7 @@ export function workload(
                 // After SIGTERM the pod keeps serving while the Service drops it from its
                 // endpoints, closing each connection after its answer (docs/operator.md).
                 { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: String(SHUTDOWN_DRAIN_SECONDS) },
+                { name: 'GRAPHDOCK_WORKERS', value: String(runtimeWorkers(spec)) },
                 ...authEnv(deployment, settings),
                 ...tracesEnv(deployment, settings),
               ],

@@ -24,7 +24,8 @@ export interface WorkerOptions {
 }
 
 export class RunWorker {
-  readonly id = `worker-${randomUUID()}`;
+  // The pid tells the processes of one pod apart in leases and logs (node:cluster workers).
+  readonly id = `worker-${process.pid}-${randomUUID()}`;
   private readonly active = new Map<string, AbortController>();
   private readonly idle = new Set<() => void>();
   /** Slots promised to runs being inserted already running on this worker (see `reserve`). */

@@ -229,6 +229,19 @@ describe('children', () => {
     ).toMatchObject({ minReplicas: 1, maxReplicas: 4 });
   });
 
+  it('runs one server process per whole requested CPU, at least one', () => {
+    const workers = (resource_spec: AgentRevision['spec']['resource_spec']) =>
+      children
+        .workload(agentDeployment, revision(resource_spec), { progressDeadlineSeconds: 60 })
+        .spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'GRAPHDOCK_WORKERS')
+        ?.value;
+    expect(workers({ cpu: 4 })).toBe('4');
+    expect(workers({ cpu: 2.5 })).toBe('2');
+    expect(workers({ cpu: 0.5 })).toBe('1');
+    expect(workers({})).toBe('1');
+    expect(workers(null)).toBe('1');
+  });
+
   it('carries resources, labels, annotations, service account, pull secrets and volumes', () => {
     const w = children.workload(
       agentDeployment,
@@ -265,6 +278,7 @@ describe('children', () => {
     expect(container.env).toEqual([
       { name: 'PORT', value: '8000' },
       { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: '5' },
+      { name: 'GRAPHDOCK_WORKERS', value: '1' },
       { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
     ]);
     const wired = children.workload(agentDeployment, revision({}), {
@@ -274,6 +288,7 @@ describe('children', () => {
     expect(wired.spec!.template.spec!.containers[0]!.env).toEqual([
       { name: 'PORT', value: '8000' },
       { name: 'GRAPHDOCK_SHUTDOWN_DRAIN_SECS', value: '5' },
+      { name: 'GRAPHDOCK_WORKERS', value: '1' },
       { name: 'GRAPHDOCK_AUTH_REQUIRED', value: 'true' },
       { name: 'GRAPHDOCK_CONTROL_PLANE_URL', value: 'http://api.graphdock:8080' },
       { name: 'GRAPHDOCK_WORKSPACE_ID', value: agentDeployment.spec.workspace_id },
