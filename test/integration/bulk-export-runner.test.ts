@@ -79,7 +79,7 @@ beforeAll(async () => {
       thread_id: null,
     });
   }
-  await traces.insertRuns(tenant, records);
+  await traces.ingestBatch(tenant, records, []);
 }, 120_000);
 
 afterAll(async () => {
