@@ -33,6 +33,7 @@ COPY common ./common
 COPY runtime ./runtime
 COPY api ./api
 COPY traces ./traces
+COPY exports ./exports
 COPY operator ./operator
 RUN npm run build
 

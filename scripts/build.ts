@@ -10,13 +10,30 @@
 // working unchanged.
 //   npx tsx scripts/build.ts [--out-dir <dir>]
 import { build } from 'esbuild';
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 /** The product's folders; tests, benchmarks, scripts and examples stay out of dist/. */
-export const PRODUCT_DIRS = ['bin', 'cli', 'common', 'runtime', 'api', 'traces', 'operator'];
+export const PRODUCT_DIRS = [
+  'bin',
+  'cli',
+  'common',
+  'runtime',
+  'api',
+  'traces',
+  'exports',
+  'operator',
+];
 /** Files the code reads at run time next to its modules (the SQL migrations). */
 const ASSET = /\.sql$/;
 
@@ -68,7 +85,27 @@ export async function buildProduct(options: { outDir?: string; root?: string } =
     join(outDir, 'package.json'),
     `${JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2)}\n`,
   );
+  const missing = unresolvedImports(outDir);
+  if (missing.length)
+    throw new Error(
+      `build: relative imports with no compiled module (a product folder missing from ` +
+        `PRODUCT_DIRS?):\n  ${missing.join('\n  ')}`,
+    );
   return { outDir, files: sources.length };
+}
+
+/** Relative imports in the compiled output that point at no file: `from '../x/y.js'` and `import('./z.js')`. */
+export function unresolvedImports(outDir: string): string[] {
+  const missing: string[] = [];
+  const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+  for (const entry of readdirSync(outDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !/\.m?js$/.test(entry.name)) continue;
+    const file = join(entry.parentPath, entry.name);
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(specifier))
+      if (!existsSync(resolve(entry.parentPath, spec!)))
+        missing.push(`${file.slice(outDir.length + 1)}: ${spec}`);
+  }
+  return missing;
 }
 
 if (import.meta.filename === resolve(process.argv[1] ?? '')) {
