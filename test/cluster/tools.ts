@@ -1,8 +1,8 @@
 // Locates (building once if needed) the Kubernetes binaries the local cluster runs. The build
 // itself lives in build-tools.sh so CI, developers and this helper share one cached result.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { runBuildScript } from '../support/build-script.js';
 
 export const BUILD_SCRIPT = join(import.meta.dirname, 'build-tools.sh');
 export const NODE_BUILD_SCRIPT = join(import.meta.dirname, 'build-node-tools.sh');
@@ -52,25 +52,6 @@ export async function ensureNodeTools(
   const binDir = await runBuildScript(NODE_BUILD_SCRIPT, options.onOutput);
   assertComplete(binDir, NODE_TOOL_NAMES);
   return binDir;
-}
-
-async function runBuildScript(script: string, onOutput?: (line: string) => void): Promise<string> {
-  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderrTail = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => {
-    const text = chunk.toString();
-    stderrTail = (stderrTail + text).slice(-8_000);
-    for (const line of text.split('\n')) if (line.trim()) onOutput?.(line);
-  });
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', resolve);
-  });
-  const name = script.split('/').pop();
-  if (code !== 0) throw new Error(`${name} failed (exit ${code}):\n${stderrTail}`);
-  return stdout.trim().split('\n').pop() ?? '';
 }
 
 function assertComplete(binDir: string, names: readonly string[]): void {
