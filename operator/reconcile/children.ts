@@ -77,16 +77,25 @@ export function runtimeWorkers(spec: ResourceSpec | null | undefined): number {
   return Math.max(1, Math.floor(spec?.cpu ?? 1));
 }
 
-export function envSecret(deployment: AgentDeployment, data: Record<string, string>): V1Secret {
+/** A Secret the deployment owns (so it goes with it), labelled as its other children. */
+export function ownedSecret(
+  deployment: AgentDeployment,
+  name: string,
+  data: Record<string, string>,
+): V1Secret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: meta(deployment, envSecretName(deployment.metadata.name)),
+    metadata: meta(deployment, name),
     type: 'Opaque',
     // `data`, not `stringData`: server-side apply tracks `data` keys, so a secret dropped from
     // a newer revision is removed (a `stringData` key would linger).
     data: base64Values(data),
   };
+}
+
+export function envSecret(deployment: AgentDeployment, data: Record<string, string>): V1Secret {
+  return ownedSecret(deployment, envSecretName(deployment.metadata.name), data);
 }
 
 export const base64Values = (data: Record<string, string>) =>

@@ -3,8 +3,8 @@
 import type { DatabaseProvisioner } from '../database/index.js';
 import { newDatabasePassword } from '../database/index.js';
 import type { KubeWriter } from '../kube/index.js';
-import { base64Values, ownerReference } from './children.js';
-import { commonLabels, CUSTOM_DATABASE_SECRET, databaseSecretName } from './names.js';
+import { ownedSecret } from './children.js';
+import { CUSTOM_DATABASE_SECRET, databaseSecretName } from './names.js';
 import type { AgentDeployment } from './types.js';
 
 export type DatabaseResult =
@@ -39,18 +39,7 @@ export class DatabaseStep {
     let password = (await this.writer.readSecret(namespace ?? '', secretName))?.password;
     if (!password) {
       password = newDatabasePassword();
-      await this.writer.apply({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: {
-          name: secretName,
-          namespace,
-          labels: commonLabels(name, deployment.spec.workspace_id),
-          ownerReferences: [ownerReference(deployment)],
-        },
-        type: 'Opaque',
-        data: base64Values({ password }),
-      } as never);
+      await this.writer.apply(ownedSecret(deployment, secretName, { password }) as never);
     }
     const existed = await this.provisioner.exists(name);
     const url = await this.provisioner.ensure(name, password);

@@ -3,8 +3,7 @@
 // replaced, which the pods of the previous revision still send while a rollout runs.
 import { newTraceKey, TRACE_KEY_FIELDS, traceKeySecretName } from '../../common/resources/index.js';
 import type { KubeWriter } from '../kube/index.js';
-import { base64Values, ownerReference } from './children.js';
-import { commonLabels } from './names.js';
+import { ownedSecret } from './children.js';
 import type { AgentDeployment, AgentRevision } from './types.js';
 
 /** Data key naming the revision the current key was minted for. */
@@ -24,23 +23,14 @@ export class TraceKeyStep {
     const current = await this.writer.readSecret(namespace ?? '', secretName);
     if (current?.[REVISION_FIELD] !== revisionId || !current[TRACE_KEY_FIELDS.key]) {
       const previous = current?.[TRACE_KEY_FIELDS.key];
-      await this.writer.apply({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: {
-          name: secretName,
-          namespace,
-          labels: commonLabels(name, deployment.spec.workspace_id),
-          ownerReferences: [ownerReference(deployment)],
-        },
-        type: 'Opaque',
-        data: base64Values({
+      await this.writer.apply(
+        ownedSecret(deployment, secretName, {
           [TRACE_KEY_FIELDS.key]: newTraceKey(namespace ?? '', name),
           ...(previous ? { [TRACE_KEY_FIELDS.previous]: previous } : {}),
           [TRACE_KEY_FIELDS.workspace]: deployment.spec.workspace_id,
           [REVISION_FIELD]: revisionId,
-        }),
-      } as never);
+        }) as never,
+      );
     }
     this.known.set(uid, revisionId);
   }
