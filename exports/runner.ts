@@ -9,6 +9,7 @@ import { PassThrough } from 'node:stream';
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { SqlParams } from '../common/db/index.js';
+import type { ExportRunnerSettings } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { compileFilter, type ExportedRun, type TraceStore } from '../traces/index.js';
 import { decodeCursor, encodeCursor, fileName, runFolder, type Cursor } from './model.js';
@@ -30,21 +31,8 @@ export interface ExportTarget {
 /** Resolves a destination to a target, with the credentials current at this moment. */
 export type TargetResolver = (tenantId: string, destinationId: string) => Promise<ExportTarget>;
 
-export interface RunnerSettings {
-  /** Rows per Parquet file (one committed cursor step). */
-  rowsPerFile: number;
-  /** Rows per row group, which is also the page read from the trace store. */
-  rowGroupSize: number;
-  /** Attempts per run before it fails (the first one included). */
-  maxAttempts: number;
-  /** How long a claim holds without renewal; renewed at a third of it. */
-  leaseMs: number;
-  /** Wait before a failed run may be claimed again. */
-  retryDelayMs: number;
-  /** Multipart part size (at least 5 MiB) and parts in flight. */
-  partSize: number;
-  queueSize: number;
-}
+/** How export runs are executed (`GRAPHDOCK_EXPORT_*`, parsed in common/config). */
+export type RunnerSettings = ExportRunnerSettings;
 
 export const DEFAULT_RUNNER_SETTINGS: RunnerSettings = {
   rowsPerFile: 250_000,

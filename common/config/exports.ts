@@ -20,20 +20,28 @@ const ExportEnvSchema = z.object({
   GRAPHDOCK_EXPORT_PART_SIZE: int(5 * 1024 * 1024, 8 * 1024 * 1024),
 });
 
+export interface ExportRunnerSettings {
+  /** Rows per Parquet file (one committed cursor step). */
+  rowsPerFile: number;
+  /** Rows per row group, which is also the page read from the trace store. */
+  rowGroupSize: number;
+  /** Attempts per run before it fails (the first one included). */
+  maxAttempts: number;
+  /** How long a claim holds without renewal; renewed at a third of it. */
+  leaseMs: number;
+  /** Wait before a failed run may be claimed again. */
+  retryDelayMs: number;
+  /** Multipart part size (at least 5 MiB) and parts in flight. */
+  partSize: number;
+  queueSize: number;
+}
+
 export interface ExportEnv {
   executor: 'api' | 'jobs';
   concurrency: number;
   pollMs: number;
   scheduleGraceMs: number;
-  runner: {
-    rowsPerFile: number;
-    rowGroupSize: number;
-    maxAttempts: number;
-    leaseMs: number;
-    retryDelayMs: number;
-    partSize: number;
-    queueSize: number;
-  };
+  runner: ExportRunnerSettings;
 }
 
 export function loadExportEnv(env: NodeJS.ProcessEnv): Readonly<ExportEnv> {

@@ -167,4 +167,4 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
 export { loadControlPlaneEnv, ORGANIZATION_PLANS, type ControlPlaneEnv } from './control-plane.js';
 export { loadOperatorEnv, type OperatorEnv } from './operator.js';
 export { parseWatchNamespaces } from './watch-namespaces.js';
-export { loadExportEnv, type ExportEnv } from './exports.js';
+export { loadExportEnv, type ExportEnv, type ExportRunnerSettings } from './exports.js';
