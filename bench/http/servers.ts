@@ -155,7 +155,7 @@ export async function startBaseline(
 
 /** `slots`: N_JOBS_PER_WORKER, runs the server executes at once (10, its default, unless given). */
 export async function startGraphdock(
-  options: { slots?: number; config?: string } = {},
+  options: { slots?: number; config?: string; nodeFlags?: string[] } = {},
 ): Promise<RunningServer> {
   const slots = options.slots ?? 10;
   const dir = mkdtempSync(join(tmpdir(), 'graphdock-bench-'));
@@ -170,7 +170,7 @@ export async function startGraphdock(
     const pg = await startPostgresServer({ dataDir: join(dir, 'pg'), ephemeral: false });
     cleanups.push(() => pg.stop());
     const port = await freePort();
-    const nodeFlags = imageNodeFlags();
+    const nodeFlags = [...imageNodeFlags(), ...(options.nodeFlags ?? [])];
     const args = [
       ...nodeFlags,
       GRAPHDOCK_BIN,
