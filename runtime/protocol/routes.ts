@@ -11,7 +11,7 @@ import { matches, type EventFilter } from './filter.js';
 import { CommandEnvelope, CommandReply, StreamBody, ThreadParams } from './schemas.js';
 import type { ProtocolService } from './service.js';
 import { openSession } from './socket.js';
-import type { ProtocolEvent } from './thread-events.js';
+import { encodeEvent, type EncodedEvent } from './thread-events.js';
 
 const tags = ['Thread protocol'];
 const events = {
@@ -20,11 +20,21 @@ const events = {
 };
 
 async function* framesOf(
-  source: AsyncIterable<ProtocolEvent>,
+  source: AsyncIterable<EncodedEvent[]>,
   filter: EventFilter,
-): AsyncGenerator<SseFrame> {
-  for await (const event of source)
-    if (matches(event, filter)) yield { id: event.event_id, event: event.method, data: event };
+): AsyncGenerator<SseFrame[]> {
+  for await (const batch of source) {
+    const frames: SseFrame[] = [];
+    for (const { event, paramsJson } of batch)
+      if (matches(event, filter))
+        frames.push({
+          id: event.event_id,
+          event: event.method,
+          data: event,
+          json: encodeEvent(event, paramsJson),
+        });
+    if (frames.length) yield frames;
+  }
 }
 
 export function protocolRoutes(service: ProtocolService): FastifyPluginAsyncZod {

@@ -26,8 +26,8 @@ import {
 import {
   runEvents,
   threadProtocolEvents,
+  type EncodedEvent,
   type ProtocolCursor,
-  type ProtocolEvent,
   type ThreadEventsDeps,
 } from './thread-events.js';
 
@@ -263,34 +263,38 @@ export class ProtocolService {
         run.status === 'running' || run.status === 'pending' ? ('success' as const) : run.status,
     };
     const active = reading.status !== run.status;
-    for await (const event of runEvents(this.reader, reading, stop.signal)) {
-      if (event.method !== 'lifecycle') continue;
-      const data = event.params.data as { event?: string; graph_name?: string };
-      const ns = event.params.namespace;
-      // Still running: the end this read supposes is not the run's.
-      if (active && !ns.length && data.event !== 'running') continue;
-      let node = nodes.get(keyOf(ns));
-      if (!node) {
-        const graphName = ns.length ? ns.at(-1)!.split(':', 1)[0]! : (data.graph_name ?? '');
-        node = { namespace: ns, status: data.event ?? 'running', graph_name: graphName };
-        nodes.set(keyOf(ns), node);
-        if (!ns.length) root = node;
-        else {
-          const parent = nodes.get(keyOf(ns.slice(0, -1)));
-          if (parent) (parent.children ??= []).push(node);
-        }
-      } else node.status = data.event ?? node.status;
-    }
+    for await (const batch of runEvents(this.reader, reading, stop.signal))
+      for (const { event } of batch) {
+        if (event.method !== 'lifecycle') continue;
+        const data = event.params.data as { event?: string; graph_name?: string };
+        const ns = event.params.namespace;
+        // Still running: the end this read supposes is not the run's.
+        if (active && !ns.length && data.event !== 'running') continue;
+        let node = nodes.get(keyOf(ns));
+        if (!node) {
+          const graphName = ns.length ? ns.at(-1)!.split(':', 1)[0]! : (data.graph_name ?? '');
+          node = { namespace: ns, status: data.event ?? 'running', graph_name: graphName };
+          nodes.set(keyOf(ns), node);
+          if (!ns.length) root = node;
+          else {
+            const parent = nodes.get(keyOf(ns.slice(0, -1)));
+            if (parent) (parent.children ??= []).push(node);
+          }
+        } else node.status = data.event ?? node.status;
+      }
     if (!root) throw new ProtocolError('no_such_run', "The thread's run has not started yet.");
     return root;
   }
 
-  /** A thread's protocol events from `start` until `signal` (SSE streams, WebSocket subscriptions). */
+  /**
+   * A thread's protocol events from `start` until `signal` (SSE streams, WebSocket
+   * subscriptions), a batch at a time.
+   */
   events(
     threadId: string,
     start: ProtocolCursor,
     signal: AbortSignal,
-  ): AsyncIterable<ProtocolEvent> {
+  ): AsyncIterable<EncodedEvent[]> {
     return threadProtocolEvents(this.reader, threadId, start, signal);
   }
 

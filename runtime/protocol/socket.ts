@@ -10,6 +10,7 @@ import { ProtocolError, errorEnvelope, invalidArgument, issueMessage } from './e
 import { matches } from './filter.js';
 import { CommandEnvelope, SubscribeParams, UnsubscribeParams } from './schemas.js';
 import type { ProtocolService } from './service.js';
+import { encodeEvent } from './thread-events.js';
 
 /** Past this much unsent data a subscription waits for the socket to drain: no unbounded buffers. */
 const MAX_BUFFERED = 1024 * 1024;
@@ -48,9 +49,10 @@ export function openSession(
       meta: { thread_id: threadId },
     });
     try {
-      for await (const event of service.events(threadId, start, controller.signal)) {
-        if (!matches(event, filter)) continue;
-        send(event);
+      for await (const batch of service.events(threadId, start, controller.signal)) {
+        for (const { event, paramsJson } of batch)
+          if (matches(event, filter) && socket.readyState === socket.OPEN)
+            socket.send(encodeEvent(event, paramsJson));
         if (socket.bufferedAmount > MAX_BUFFERED) await drained(controller.signal);
       }
     } catch (err) {

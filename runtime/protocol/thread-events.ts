@@ -69,109 +69,149 @@ function terminalOf(
   }
 }
 
-/** A run's log in order, to its end: live while the run is active, else as stored. */
+/**
+ * An event as its JSON envelope. `paramsJson`: its params as the log stored them, when they are
+ * exactly the envelope's (the mapper writes them in its key order), spliced in as they are: a
+ * streamed event is then serialised once, when it is produced, not again for every subscriber.
+ */
+export function encodeEvent(event: ProtocolEvent, paramsJson?: string): string {
+  if (paramsJson === undefined) return JSON.stringify(event);
+  return `{"type":"event","event_id":"${event.event_id}","seq":${event.seq},"method":${JSON.stringify(event.method)},"params":${paramsJson}}`;
+}
+
+/** A protocol event and its envelope's JSON, when known already (see `encodeEvent`). */
+export interface EncodedEvent {
+  event: ProtocolEvent;
+  /** `params` as JSON, ready to splice. */
+  paramsJson?: string | undefined;
+}
+
+/** A run's log in order, to its end, a batch at a time: live while the run is active, else as stored. */
 async function* logOf(
   deps: ThreadEventsDeps,
   run: ProtocolRunRef,
   signal: AbortSignal,
-): AsyncGenerator<RunEvent> {
+): AsyncGenerator<RunEvent[]> {
   if (run.status === 'pending' || run.status === 'running') {
     let last = -1;
-    for await (const event of deps.events.read(run.run_id, -1, signal)) {
-      last = event.seq;
-      yield event;
+    for await (const batch of deps.events.readBatches(run.run_id, -1, signal)) {
+      last = batch.at(-1)!.seq;
+      yield batch;
     }
     // The reader swallows the end marker; it is the event after the last.
-    if (!signal.aborted) yield { seq: last + 1, event: END_EVENT, data: null };
+    if (!signal.aborted) yield [{ seq: last + 1, event: END_EVENT, data: null }];
     return;
   }
   // Ended: the log committed with the final status is complete.
   let after = -1;
   for (;;) {
     const page = await deps.runs.eventsAfter(run.run_id, after);
-    for (const event of page.events) {
-      yield event;
-      after = event.seq;
-      if (event.event === END_EVENT) return;
+    const end = page.events.findIndex((e) => e.event === END_EVENT);
+    const batch = end < 0 ? page.events : page.events.slice(0, end + 1);
+    if (batch.length) {
+      yield batch;
+      after = batch.at(-1)!.seq;
     }
-    if (!page.more || signal.aborted) return;
+    if (end >= 0 || !page.more || signal.aborted) return;
   }
 }
 
-/** One run's protocol events, numbered in the thread's sequence; nothing if it never executed. */
+/** Whether logged params hold exactly the envelope's params, in its key order (see `encodeEvent`). */
+function spliceable(params: LoggedParams, json: string | undefined): json is string {
+  if (json === undefined || params.index !== undefined || params.data === undefined) return false;
+  if (!Array.isArray(params.namespace) || typeof params.timestamp !== 'number') return false;
+  return Object.keys(params).length === (params.node ? 4 : 3);
+}
+
+/**
+ * One run's protocol events, numbered in the thread's sequence, a batch at a time (never empty);
+ * nothing if it never executed.
+ */
 export async function* runEvents(
   deps: ThreadEventsDeps,
   run: ProtocolRunRef,
   signal: AbortSignal,
-): AsyncGenerator<ProtocolEvent> {
+): AsyncGenerator<EncodedEvent[]> {
   let base: number | undefined;
   let graphName = '';
   let asked = false;
   let error: string | undefined;
-  for await (const event of logOf(deps, run, signal)) {
-    if (event.event === END_EVENT) {
-      if (base === undefined) return;
-      const status =
-        run.status === 'pending' || run.status === 'running'
-          ? (await deps.runs.getById(run.run_id))?.status
-          : run.status;
-      const terminal = terminalOf(status, asked, error);
-      if (!terminal) return;
+  for await (const batch of logOf(deps, run, signal)) {
+    const out: EncodedEvent[] = [];
+    for (const event of batch) {
+      if (event.event === END_EVENT) {
+        if (base === undefined) break;
+        const status =
+          run.status === 'pending' || run.status === 'running'
+            ? (await deps.runs.getById(run.run_id))?.status
+            : run.status;
+        const terminal = terminalOf(status, asked, error);
+        if (!terminal) break;
+        const seq = base + event.seq;
+        out.push({
+          event: {
+            type: 'event',
+            event_id: String(seq),
+            seq,
+            method: 'lifecycle',
+            params: {
+              namespace: [],
+              timestamp: Date.now(),
+              data: { ...terminal, graph_name: graphName },
+            },
+          },
+        });
+        break;
+      }
+      if (event.event === 'metadata') continue;
+      if (event.event === 'error') {
+        const data = event.data as { message?: unknown } | null;
+        error = typeof data?.message === 'string' ? data.message : 'run failed';
+        continue;
+      }
+      const logged = (event.data ?? {}) as LoggedParams;
+      const { index, ...params } = logged;
+      if (base === undefined) {
+        // The executor's first event, root `running`, says where the run's numbers start.
+        if (typeof index !== 'number') continue;
+        base = index * RUN_SEQ_STRIDE;
+        const name = (params.data as { graph_name?: unknown } | undefined)?.graph_name;
+        graphName = typeof name === 'string' ? name : '';
+      }
+      if (event.event === 'input.requested') asked = true;
       const seq = base + event.seq;
-      yield {
-        type: 'event',
-        event_id: String(seq),
-        seq,
-        method: 'lifecycle',
-        params: {
-          namespace: [],
-          timestamp: Date.now(),
-          data: { ...terminal, graph_name: graphName },
+      out.push({
+        event: {
+          type: 'event',
+          event_id: String(seq),
+          seq,
+          method: event.event,
+          params: {
+            namespace: params.namespace ?? [],
+            timestamp: params.timestamp ?? Date.now(),
+            ...(params.node ? { node: params.node } : {}),
+            data: params.data ?? null,
+          },
         },
-      };
-      return;
+        paramsJson: spliceable(logged, event.json) ? event.json : undefined,
+      });
     }
-    if (event.event === 'metadata') continue;
-    if (event.event === 'error') {
-      const data = event.data as { message?: unknown } | null;
-      error = typeof data?.message === 'string' ? data.message : 'run failed';
-      continue;
-    }
-    const { index, ...params } = (event.data ?? {}) as LoggedParams;
-    if (base === undefined) {
-      // The executor's first event, root `running`, says where the run's numbers start.
-      if (typeof index !== 'number') continue;
-      base = index * RUN_SEQ_STRIDE;
-      const name = (params.data as { graph_name?: unknown } | undefined)?.graph_name;
-      graphName = typeof name === 'string' ? name : '';
-    }
-    if (event.event === 'input.requested') asked = true;
-    const seq = base + event.seq;
-    yield {
-      type: 'event',
-      event_id: String(seq),
-      seq,
-      method: event.event,
-      params: {
-        namespace: params.namespace ?? [],
-        timestamp: params.timestamp ?? Date.now(),
-        ...(params.node ? { node: params.node } : {}),
-        data: params.data ?? null,
-      },
-    };
+    if (out.length) yield out;
+    if (batch.at(-1)?.event === END_EVENT) return;
   }
 }
 
 /**
- * Every protocol event of the thread from `start`, run after run, until `signal` ends it. A
- * thread that does not exist yet (run.start creates it) is waited for.
+ * Every protocol event of the thread from `start`, run after run, a batch at a time (never
+ * empty), until `signal` ends it. A thread that does not exist yet (run.start creates it) is
+ * waited for.
  */
 export async function* threadProtocolEvents(
   deps: ThreadEventsDeps,
   threadId: string,
   start: ProtocolCursor,
   signal: AbortSignal,
-): AsyncGenerator<ProtocolEvent> {
+): AsyncGenerator<EncodedEvent[]> {
   let afterUs = start.afterUs;
   const since = start.since;
   while (!signal.aborted) {
@@ -196,8 +236,10 @@ export async function* threadProtocolEvents(
       run.index !== undefined &&
       (run.index + 1) * RUN_SEQ_STRIDE <= since + 1;
     if (!skip)
-      for await (const event of runEvents(deps, run, signal))
-        if (since === undefined || event.seq > since) yield event;
+      for await (const batch of runEvents(deps, run, signal)) {
+        const kept = since === undefined ? batch : batch.filter((e) => e.event.seq > since);
+        if (kept.length) yield kept;
+      }
     afterUs = BigInt(run.created_us);
   }
 }

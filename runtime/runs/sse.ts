@@ -71,7 +71,8 @@ const MAX_HELD_CHARS = 64 * 1024;
 export async function writeSse(
   request: FastifyRequest,
   reply: FastifyReply,
-  source: (signal: AbortSignal) => AsyncIterable<SseFrame>,
+  /** Frames one by one, or in batches (the frames of a batch are held and sent together). */
+  source: (signal: AbortSignal) => AsyncIterable<SseFrame | SseFrame[]>,
   options: SseOptions,
 ): Promise<void> {
   reply.hijack();
@@ -122,14 +123,16 @@ export async function writeSse(
   // official SDK's decoder turns a blank line after a comment into an event with no name.
   const heartbeat = setInterval(() => hold(': heartbeat\n'), HEARTBEAT_MS);
   try {
-    for await (const event of source(controller.signal)) {
-      const id = event.id === undefined ? '' : `id: ${event.id}\n`;
-      const data = event.json ?? JSON.stringify(event.data);
-      const frame = `event: ${event.event}\ndata: ${data}\n${id}\n`;
-      if (firstFrame) {
-        firstFrame = false;
-        res.write(frame);
-      } else hold(frame);
+    for await (const item of source(controller.signal)) {
+      for (const event of Array.isArray(item) ? item : [item]) {
+        const id = event.id === undefined ? '' : `id: ${event.id}\n`;
+        const data = event.json ?? JSON.stringify(event.data);
+        const frame = `event: ${event.event}\ndata: ${data}\n${id}\n`;
+        if (firstFrame) {
+          firstFrame = false;
+          res.write(frame);
+        } else hold(frame);
+      }
       // Backpressure: a reader that stops reading stops us reading the log.
       if (res.writableNeedDrain)
         await once(res, 'drain', { signal: controller.signal }).catch(() => undefined);
