@@ -184,7 +184,7 @@ export class RunEventLog {
       if (ended || full) this.kept.delete(runId);
       else kept.events.push(...batch);
     }
-    this.local.emit(runId, batch, chars);
+    this.local.emit(runId, batch, chars, delivered.at(-1)?.seq);
   }
 
   /**
@@ -250,10 +250,16 @@ export class RunEventLog {
     // Set once a batch did not fit: later ones are not queued either (the queue stays gapless)
     // until the next read of the table, which returns them.
     let overflowed = false;
-    const onLocal = (batch: RunEvent[], chars: number) => {
-      // An empty batch: events already handed over live became durable (see `deliver`).
-      if (!batch.length) mustQuery = true;
-      else if (
+    const onLocal = (batch: RunEvent[], chars: number, durableUpTo: number | undefined) => {
+      // An empty batch: events already handed over live became durable (see `deliver`). Only
+      // a reader that lacks some of them (it joined without the kept log) reads them back.
+      if (!batch.length) {
+        const has =
+          durableUpTo !== undefined &&
+          (seq >= durableUpTo || (queued[0]?.seq === seq + 1 && queued.at(-1)!.seq >= durableUpTo));
+        if (has) return;
+        mustQuery = true;
+      } else if (
         !overflowed &&
         queued.length + batch.length <= MAX_QUEUED.events &&
         queuedChars + chars <= MAX_QUEUED.chars

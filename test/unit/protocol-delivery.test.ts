@@ -121,4 +121,22 @@ describe('protocol delivery', () => {
     // Fewer turns than events: events that arrived together travel together.
     expect(batches.length).toBeLessThan(150);
   });
+
+  it('a reader that has every event handed over live does not read them back once durable', async () => {
+    const deps = fakes();
+    const reading = readToEnd(deps);
+    const writer = deps.log.writer(RUN, 1);
+    const mapper = new ProtocolEventMapper((event, data) => writer.push(event, data), 'emit');
+    mapper.start(0);
+    for (let i = 0; i < 20; i++)
+      mapper.event({ method: 'custom', params: { namespace: [], timestamp: i, data: { i } } });
+    // The batch timer writes them (durable): the reader is woken with nothing new.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await writer.flush();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    deps.log.publish(RUN, await writer.closingBatch());
+    const events = (await reading).flat();
+    expect(events.filter((e) => e.event.method === 'custom')).toHaveLength(20);
+    expect(deps.asked.eventsAfter).toBe(0);
+  });
 });
