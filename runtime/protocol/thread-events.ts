@@ -94,11 +94,12 @@ async function* logOf(
 ): AsyncGenerator<RunEvent[]> {
   if (run.status === 'pending' || run.status === 'running') {
     let last = -1;
-    for await (const batch of deps.events.readBatches(run.run_id, -1, signal)) {
-      last = batch.at(-1)!.seq;
+    for await (const batch of deps.events.readBatches(run.run_id, -1, signal, false, true)) {
       yield batch;
+      if (batch.at(-1)!.event === END_EVENT) return;
+      last = batch.at(-1)!.seq;
     }
-    // The reader swallows the end marker; it is the event after the last.
+    // No end marker (the run was deleted, this process is stopping): it would follow the last.
     if (!signal.aborted) yield [{ seq: last + 1, event: END_EVENT, data: null }];
     return;
   }
@@ -141,9 +142,11 @@ export async function* runEvents(
     for (const event of batch) {
       if (event.event === END_EVENT) {
         if (base === undefined) break;
+        // The end marker of a run that settled carries its final status (read it otherwise).
+        const ended = (event.data as { status?: RunStatus } | null)?.status;
         const status =
           run.status === 'pending' || run.status === 'running'
-            ? (await deps.runs.getById(run.run_id))?.status
+            ? (ended ?? (await deps.runs.getById(run.run_id))?.status)
             : run.status;
         const terminal = terminalOf(status, asked, error);
         if (!terminal) break;

@@ -4,7 +4,13 @@
 // are durable; readers elsewhere are woken by NOTIFY and read them from the table.
 import { EventEmitter } from 'node:events';
 import { retryWhileUnavailable } from '../../common/db/index.js';
-import { encodeData, type RunEvent, type RunFencing, type RunStore } from './store.js';
+import {
+  encodeData,
+  type RunEvent,
+  type RunFencing,
+  type RunStatus,
+  type RunStore,
+} from './store.js';
 import { CHANNELS, type Channel, type Notifier } from './notifier.js';
 
 /** Marks the end of a run's events; never sent to clients. */
@@ -232,13 +238,15 @@ export class RunEventLog {
   /**
    * `read`, a batch at a time: the events that arrived together (a tick's, a page of the table),
    * in order and never empty. A reader that sends many events saves a turn of every layer of
-   * generators above it per event.
+   * generators above it per event. `withEnd`: the end marker, when read, ends the last batch
+   * (it carries the run's final status, see `closingBatch`).
    */
   async *readBatches(
     runId: string,
     afterSeq: number,
     signal?: AbortSignal,
     created = false,
+    withEnd = false,
   ): AsyncGenerator<RunEvent[]> {
     let seq = afterSeq;
     // A kept log is complete from the first event, and later batches arrive through `local`.
@@ -310,6 +318,7 @@ export class RunEventLog {
         for (const event of batch) {
           if (event.seq <= seq) continue;
           if (event.event === END_EVENT) {
+            if (withEnd) fresh.push(event);
             ended = true;
             break;
           }
@@ -341,7 +350,7 @@ export class RunEventLog {
               signal,
             );
             const end = page.events.findIndex((e) => e.event === END_EVENT);
-            const fresh = end < 0 ? page.events : page.events.slice(0, end);
+            const fresh = end < 0 ? page.events : page.events.slice(0, withEnd ? end + 1 : end);
             if (fresh.length) {
               seq = fresh.at(-1)!.seq;
               yield fresh;
@@ -439,13 +448,16 @@ export class RunEventWriter {
   /**
    * What is still buffered plus the end marker, for the caller to write in the transaction that
    * settles the run (then `log.publish` it). Earlier batches are durable when this resolves.
+   * `status`: the run's final status, written with it, carried by the end marker so that a
+   * reader needs not read the run to learn how it ended.
    */
-  async closingBatch(): Promise<RunEvent[]> {
+  async closingBatch(status?: RunStatus): Promise<RunEvent[]> {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.flushing;
     this.throwIfFailed();
-    const batch = [...this.pending, { seq: this.seq++, event: END_EVENT, data: null }];
+    const end = { seq: this.seq++, event: END_EVENT, data: status ? { status } : null };
+    const batch = [...this.pending, end];
     this.pending = [];
     return batch;
   }

@@ -366,11 +366,11 @@ export class RunExecutor {
     }
     // The log's last events and its end marker commit with the run's final status: fewer
     // statements, and no reader sees the end of a run whose status is not final yet.
-    const closeLog = async () => {
-      const events = await writer.closingBatch();
+    const closeLog = async (final: RunStatus) => {
+      const events = await writer.closingBatch(final);
       return { events, notify: this.deps.events.wakeFor(run.run_id) };
     };
-    let finalEvents = await closeLog();
+    let finalEvents = await closeLog(status);
     let closing = finalEvents.events;
     if (kwargs.temporary) {
       // Without a webhook to queue, ending the run and deleting its thread is one statement.
@@ -412,7 +412,7 @@ export class RunExecutor {
         // thread settles on what is durable.
         writer.reopen(closing);
         failWith(err);
-        finalEvents = await closeLog();
+        finalEvents = await closeLog(status);
         closing = finalEvents.events;
       }
     }
@@ -437,9 +437,10 @@ export class RunExecutor {
       if (!error) writer.push('error', failure);
       // Its last events go with its end, in one statement: once the run has ended, its lease
       // no longer holds, and a later append would be refused.
-      const ending = await closeLog();
+      const final = error ? status : 'error';
+      const ending = await closeLog(final);
       const settled = await this.deps.threads.settleWithoutState(run.thread_id, failure, (db) =>
-        this.deps.runs.finish(run.run_id, error ? status : 'error', failure, db, ending, lease),
+        this.deps.runs.finish(run.run_id, final, failure, db, ending, lease),
       );
       this.deps.events.publish(run.run_id, ending.events);
       log.debug({ status }, 'run finished');

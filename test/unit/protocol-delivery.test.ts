@@ -18,7 +18,7 @@ import type { ProtocolRunRef, RunEvent, RunStore } from '../../runtime/runs/stor
 const RUN = '00000000-0000-4000-8000-000000000001';
 
 function fakes() {
-  const asked = { eventsAfter: 0 };
+  const asked = { eventsAfter: 0, getById: 0 };
   let run: ProtocolRunRef | undefined = {
     run_id: RUN,
     created_us: '1',
@@ -27,7 +27,10 @@ function fakes() {
   };
   const store = {
     appendEvents: () => Promise.resolve(),
-    getById: () => Promise.resolve({ status: 'success' }),
+    getById: () => {
+      asked.getById++;
+      return Promise.resolve({ status: 'success' });
+    },
     nextProtocolRun: () => {
       const next = run;
       run = undefined;
@@ -138,5 +141,19 @@ describe('protocol delivery', () => {
     const events = (await reading).flat();
     expect(events.filter((e) => e.event.method === 'custom')).toHaveLength(20);
     expect(deps.asked.eventsAfter).toBe(0);
+  });
+
+  it('learns how a live run ended from its end marker, without reading the run', async () => {
+    const deps = fakes();
+    const reading = readToEnd(deps);
+    const writer = deps.log.writer(RUN, 1);
+    const mapper = new ProtocolEventMapper((event, data) => writer.push(event, data), 'emit');
+    mapper.start(0);
+    writer.push('error', { error: 'ValueError', message: 'boom' });
+    deps.log.publish(RUN, await writer.closingBatch('error'));
+    const last = (await reading).flat().at(-1)!.event;
+    expect(last.method).toBe('lifecycle');
+    expect(last.params.data).toEqual({ event: 'failed', error: 'boom', graph_name: 'emit' });
+    expect(deps.asked.getById).toBe(0);
   });
 });
