@@ -180,13 +180,6 @@ describe('bulk export on the real node', () => {
     expect(exported, await diagnostics()).toBe('Completed');
     log(`POST → export Completed by the Job's pod: ${seconds(t)}`);
 
-    // The pod really ran: the Job's pod succeeded on the real node.
-    const pods = await cp.kubectlJson<{
-      items: { spec: { nodeName: string }; status: { phase: string } }[];
-    }>(['get', 'pods', '-n', NS, '-l', `graphdock.dev/bulk-export-id=${id}`]);
-    expect(pods.items.map((p) => p.status.phase)).toContain('Succeeded');
-    expect(pods.items[0]!.spec.nodeName).toBe(cp.cluster.realNode!.name);
-
     const be = await until(
       'the BulkExport status',
       () =>
@@ -204,6 +197,13 @@ describe('bulk export on the real node', () => {
       progress: '1/1',
       runs: [expect.objectContaining({ phase: 'Succeeded', attempts: 1 })],
     });
+
+    // The pod really ran, on the real node (the Job is complete once its pod has exited).
+    const pods = await cp.kubectlJson<{
+      items: { spec: { nodeName: string }; status: { phase: string } }[];
+    }>(['get', 'pods', '-n', NS, '-l', `graphdock.dev/bulk-export-id=${id}`]);
+    expect(pods.items.map((p) => p.status.phase)).toContain('Succeeded');
+    expect(pods.items[0]!.spec.nodeName).toBe(cp.cluster.realNode!.name);
 
     const [run] = await call('GET', `/bulk-exports/${id}/runs`);
     const result = (run!.metadata as { result: { rows_written: number; exported_files: string[] } })
