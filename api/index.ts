@@ -8,7 +8,12 @@ export {
 } from './server.js';
 export { TenancyService, TenancyStore, SELF_HOSTED_ENTERPRISE_PLAN } from './tenancy/index.js';
 export { buildControlPlaneOpenApi } from './http/index.js';
-export { CONTROL_PLANE_API_RULES, KubeResources, type PolicyRule } from './kube/index.js';
+export {
+  CONTROL_PLANE_API_RULES,
+  CONTROL_PLANE_API_EXPORT_RULES,
+  KubeResources,
+  type PolicyRule,
+} from './kube/index.js';
 export {
   createIssues,
   MASKED_SECRET_VALUE,

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { TraceKeyVerifier } from './auth/index.js';
+import { BulkExportPublisher } from './bulk-exports/index.js';
 import { DeploymentService } from './deployments/index.js';
 import { buildControlPlaneApp } from './http/index.js';
 import { KubeResources } from './kube/index.js';
@@ -93,13 +94,6 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       if (moved) logger.info({ moved }, 'destination credentials re-sealed with the newest key');
     })().catch((err: unknown) => logger.warn({ err }, 'destination credentials re-seal failed'));
 
-    const exportParts = createExportParts(
-      pool,
-      destinations,
-      options.exportRuns ?? loadExportEnv({}),
-      logger.child({ context: 'exports' }),
-    );
-
     let kubeConfig = options.kubeConfig;
     if (!kubeConfig) {
       kubeConfig = new KubeConfig();
@@ -110,6 +104,22 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       options.fieldManager ?? 'graphdock-api',
       options.watchNamespaces ?? [],
     );
+    const exportEnv = options.exportRuns ?? loadExportEnv({});
+    const exportLogger = logger.child({ context: 'exports' });
+    const exportParts = createExportParts(pool, destinations, exportEnv, exportLogger, (store) => {
+      const publisher = new BulkExportPublisher(
+        kube,
+        store,
+        {
+          namespace: exportEnv.jobsNamespace ?? 'default',
+          maxAttempts: exportEnv.runner.maxAttempts,
+          recheckMs: 10_000,
+          cancelledWithinMs: 3_600_000,
+        },
+        exportLogger,
+      );
+      return () => publisher.sync();
+    });
     const listeners = new ListenerService(kube);
     const deployments = new DeploymentService(kube, listeners);
     const app = await buildControlPlaneApp({

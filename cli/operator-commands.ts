@@ -13,7 +13,8 @@ const VERSION = (require('../package.json') as { version: string }).version;
 
 export const OPERATOR_USAGE = `Usage: graphdock operator --compute-id <id> [options]
 
-Reconciles AgentDeployments placed on listeners with this compute id. See docs/operator.md.
+Reconciles AgentDeployments placed on listeners with this compute id, and, with
+GRAPHDOCK_EXPORT_JOB_IMAGE set, BulkExports into Jobs. See docs/operator.md.
 
 Options:
   --compute-id <id>                  required
@@ -152,6 +153,7 @@ export async function runOperator(argv: string[]): Promise<number> {
     database: env.databaseUrl
       ? { adminUrl: env.databaseUrl, podHost: env.databaseHost }
       : undefined,
+    exportJobs: env.exportJobs,
   }).catch((err: unknown) => {
     // Its probe port was taken since ensurePortFree looked.
     throw isAddressInUse(err) ? new PortInUseError(port, host) : err;

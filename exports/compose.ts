@@ -51,6 +51,8 @@ export function createExportParts(
   destinations: DestinationService,
   env: ExportEnv,
   logger: Logger,
+  /** The Jobs executor's publication of exports to the operator, run on each worker tick. */
+  publish?: (store: ExportStore) => () => Promise<void>,
 ): ExportParts {
   const store = new ExportStore(pool);
   const traces = new TraceStore(pool);
@@ -66,7 +68,12 @@ export function createExportParts(
     service,
     store,
     runner,
-    { pollMs: env.pollMs, executeRuns: env.executor === 'api', concurrency: env.concurrency },
+    {
+      pollMs: env.pollMs,
+      executeRuns: env.executor === 'api',
+      concurrency: env.concurrency,
+      publish: env.executor === 'jobs' ? publish?.(store) : undefined,
+    },
     logger,
   );
   return { service, store, runner, worker };

@@ -52,7 +52,7 @@ export {
   DEFAULT_EXPORT_SERVICE_SETTINGS,
   type DestinationCheck,
 } from './service.js';
-export { ExportStore } from './store.js';
+export { ExportStore, type ExportRow as ExportRecord } from './store.js';
 export {
   ExportRunner,
   DEFAULT_RUNNER_SETTINGS,

@@ -294,6 +294,41 @@ export class ExportStore {
     return rows[0].status;
   }
 
+  /**
+   * Exports the Job executor publishes as BulkExport resources: those not finished, and those
+   * cancelled in the last `cancelledWithinMs` (their running Jobs are still to be deleted).
+   */
+  async exportsForJobs(cancelledWithinMs: number): Promise<ExportRow[]> {
+    const { rows } = await this.pool.query<ExportRow>(
+      `SELECT ${EXPORT_SELECT} FROM bulk_exports e
+        WHERE e.status IN ('Created', 'Running')
+           OR (e.status = 'Cancelled'
+               AND e.finished_at > now() - make_interval(secs => $1::float8 / 1000))
+        ORDER BY e.created_at`,
+      [cancelledWithinMs],
+    );
+    return rows;
+  }
+
+  /**
+   * Fails a run whose Kubernetes Job gave up (its pods crashed or were killed without recording
+   * an attempt, so the run itself still looks retryable); settles its export.
+   */
+  async failRunOfJob(id: string, message: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ bulk_export_id: string }>(
+      `UPDATE bulk_export_runs SET
+          errors = errors || jsonb_build_object('retry_' || retry_number, $2::text),
+          status = 'Failed', finished_at = now(), updated_at = now(),
+          claimed_by = NULL, lease_until = NULL
+        WHERE id = $1 AND status IN ('Created', 'Running')
+        RETURNING bulk_export_id::text`,
+      [id, message],
+    );
+    if (!rows[0]) return false;
+    await this.pool.query(SETTLE_EXPORT, [rows[0].bulk_export_id]);
+    return true;
+  }
+
   /** Scheduled exports with a window due by `now` (its end plus `graceMs` passed). */
   async dueSchedules(now: Date, graceMs: number): Promise<ExportRow[]> {
     const { rows } = await this.pool.query<ExportRow>(

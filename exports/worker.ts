@@ -1,6 +1,6 @@
-// The in-process side of bulk export, in the api: spawns scheduled exports' windows and, unless
-// the operator runs export runs as Kubernetes Jobs, executes runs itself (one at a time by
-// default). A poll, not a hot path: exports take minutes, a second of delay is nothing.
+// The in-process side of bulk export, in the api: spawns scheduled exports' windows and either
+// executes runs itself (one at a time by default) or, when the operator runs them as Kubernetes
+// Jobs, publishes the exports for it. A poll, not a hot path: exports take minutes, a second of delay is nothing.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../common/logging/index.js';
@@ -12,6 +12,8 @@ export interface ExportWorkerSettings {
   pollMs: number;
   /** Execute runs here (no operator); false: only schedule. */
   executeRuns: boolean;
+  /** Jobs executor: publishes exports for the operator (BulkExport resources) each tick. */
+  publish?: () => Promise<void>;
   concurrency: number;
 }
 
@@ -44,6 +46,7 @@ export class ExportWorker {
     this.ticking = true;
     try {
       await this.service.spawnDue(new Date());
+      await this.settings.publish?.();
       while (this.settings.executeRuns && this.active.size < this.settings.concurrency) {
         const id = await this.store.nextClaimable([...this.active.keys()]);
         if (!id) break;

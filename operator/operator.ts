@@ -1,9 +1,9 @@
 // The operator's composition root: informers feed a keyed work queue, whose workers reconcile
 // only while this replica holds the leader-election lease.
-import { KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import { KubeConfig, type V1Deployment, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
-import { API_VERSION, LABELS } from '../common/resources/index.js';
+import { API_VERSION, BULK_EXPORT, LABELS } from '../common/resources/index.js';
 import { DatabaseProvisioner, type DatabaseServerSettings } from './database/index.js';
 import { OperatorMetrics, startProbeServer } from './http/index.js';
 import {
@@ -18,12 +18,15 @@ import {
   WorkQueue,
 } from './kube/index.js';
 import {
+  BulkExportController,
   DatabaseStep,
   DeploymentController,
   ListenerHeartbeat,
   MANAGED_BY,
   type AgentDeployment,
   type AgentRevision,
+  type BulkExport,
+  type ExportJobSettings,
   type Listener,
 } from './reconcile/index.js';
 
@@ -54,6 +57,8 @@ export interface OperatorOptions {
   /** How long an unfinished api write may stay before its objects count as orphans. */
   orphanGraceMs: number;
   database?: DatabaseServerSettings;
+  /** Bulk exports run as Jobs: BulkExports in `namespace` become Jobs there. Absent: off. */
+  exportJobs?: ExportJobSettings & { namespace: string };
 }
 
 export interface Operator {
@@ -63,6 +68,7 @@ export interface Operator {
 }
 
 const CONTROLLER = 'agentdeployment';
+const EXPORT_CONTROLLER = 'bulkexport';
 const RESYNC_MS = 5 * 60_000;
 /** How often (at most) revision Secrets without an owner (left by older versions) are looked for. */
 const SECRET_SWEEP_MS = 60_000;
@@ -115,7 +121,31 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     ),
     pods: namespaced<V1Pod>('v1', 'Pod', 'pods', `app.kubernetes.io/managed-by=${MANAGED_BY}`),
   };
-  const all = Object.values(informers) as ObjectCache<object>[];
+  // BulkExports and their Jobs live in one namespace (the api's), watched whatever the others.
+  const exportsNs = options.exportJobs?.namespace;
+  const exportInformers = exportsNs
+    ? {
+        bulkExports: new Informer<BulkExport>(kubeConfig, {
+          apiVersion: API_VERSION,
+          kind: BULK_EXPORT.kind,
+          path: `/apis/${API_VERSION}/namespaces/${exportsNs}/${BULK_EXPORT.plural}`,
+          namespace: exportsNs,
+          logger: informerLogger,
+        }),
+        jobs: new Informer<V1Job>(kubeConfig, {
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          path: `/apis/batch/v1/namespaces/${exportsNs}/jobs`,
+          namespace: exportsNs,
+          labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY},${LABELS.bulkExportId}`,
+          logger: informerLogger,
+        }),
+      }
+    : undefined;
+  const all = [
+    ...Object.values(informers),
+    ...Object.values(exportInformers ?? {}),
+  ] as ObjectCache<object>[];
   const synced = () => all.every((i) => i.synced);
 
   const queue = new WorkQueue({
@@ -138,6 +168,29 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     },
     logger.child({ context: 'reconcile' }),
   );
+  const exportQueue = new WorkQueue({
+    onDepth: (d) => metrics.queueDepth.set({ name: EXPORT_CONTROLLER }, d),
+    onAdd: () => metrics.queueAdds.inc({ name: EXPORT_CONTROLLER }),
+    onRetry: () => metrics.queueRetries.inc({ name: EXPORT_CONTROLLER }),
+  });
+  const exportController =
+    exportInformers && options.exportJobs
+      ? new BulkExportController(
+          exportInformers,
+          writer,
+          options.exportJobs,
+          logger.child({ context: 'bulk-export' }),
+        )
+      : undefined;
+  const enqueueExports = () =>
+    exportInformers?.bulkExports.list().forEach((b) => exportQueue.add(objectKey(b)));
+  exportInformers?.bulkExports.on((_e, b) => exportQueue.add(objectKey(b)));
+  exportInformers?.jobs.on((_e, job) => {
+    const id = job.metadata?.labels?.[LABELS.bulkExportId];
+    const be = exportInformers.bulkExports.list().find((b) => b.spec.export_id === id);
+    if (be) exportQueue.add(objectKey(be));
+  });
+
   const heartbeat = new ListenerHeartbeat(
     informers.listeners,
     writer,
@@ -192,6 +245,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       leading = true;
       metrics.leader.set({ name: options.leaderElection.name }, 1);
       enqueueAll();
+      enqueueExports();
       void sweepSecrets();
       const beat = () => {
         if (!leading) return;
@@ -206,12 +260,17 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       clearTimeout(heartbeatTimer);
       metrics.leader.set({ name: options.leaderElection.name }, 0);
       metrics.queueDepth.set({ name: CONTROLLER }, 0);
+      metrics.queueDepth.set({ name: EXPORT_CONTROLLER }, 0);
     },
   });
   metrics.leader.set({ name: options.leaderElection.name }, 0);
   metrics.queueDepth.set({ name: CONTROLLER }, 0);
 
-  const worker = async () => {
+  const worker = async (
+    queue: WorkQueue,
+    name: string,
+    reconcile: (key: string) => Promise<{ requeueAfterMs?: number } | void>,
+  ) => {
     for (;;) {
       const key = await queue.get();
       if (key === undefined) return;
@@ -221,17 +280,17 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
         if (leading) queue.addAfter(key, 200);
         continue;
       }
-      const end = metrics.reconcileTime.startTimer({ controller: CONTROLLER });
+      const end = metrics.reconcileTime.startTimer({ controller: name });
       try {
-        const result = await controller.reconcile(key);
+        const result = await reconcile(key);
         queue.forget(key);
-        if (result.requeueAfterMs) {
+        if (result?.requeueAfterMs) {
           queue.addAfter(key, result.requeueAfterMs);
-          metrics.reconcileTotal.inc({ controller: CONTROLLER, result: 'requeue_after' });
-        } else metrics.reconcileTotal.inc({ controller: CONTROLLER, result: 'success' });
+          metrics.reconcileTotal.inc({ controller: name, result: 'requeue_after' });
+        } else metrics.reconcileTotal.inc({ controller: name, result: 'success' });
       } catch (err) {
-        metrics.reconcileTotal.inc({ controller: CONTROLLER, result: 'error' });
-        metrics.reconcileErrors.inc({ controller: CONTROLLER });
+        metrics.reconcileTotal.inc({ controller: name, result: 'error' });
+        metrics.reconcileErrors.inc({ controller: name });
         logger.warn({ key, err: describeError(err) }, 'reconcile failed; will retry');
         queue.addRateLimited(key);
       } finally {
@@ -256,9 +315,21 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     options.host,
   );
   all.forEach((i) => i.start());
-  const workers = Array.from({ length: options.workers }, () => worker());
+  const workers = Array.from({ length: options.workers }, () =>
+    worker(queue, CONTROLLER, (key) => controller.reconcile(key)),
+  );
+  if (exportController)
+    workers.push(
+      ...Array.from({ length: 2 }, () =>
+        worker(exportQueue, EXPORT_CONTROLLER, (key) => exportController.reconcile(key)),
+      ),
+    );
   elector.start();
-  const resync = setInterval(() => leading && enqueueAll(), RESYNC_MS);
+  const resync = setInterval(() => {
+    if (!leading) return;
+    enqueueAll();
+    enqueueExports();
+  }, RESYNC_MS);
   const secretSweep = setInterval(
     () => void sweepSecrets(),
     Math.min(SECRET_SWEEP_MS, options.orphanGraceMs),
@@ -267,6 +338,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     {
       computeId: options.computeId,
       watchNamespaces: options.watchNamespaces.length ? options.watchNamespaces : 'all',
+      exportJobsNamespace: exportsNs ?? 'off',
       probe: probe.url,
       identity: options.leaderElection.identity,
     },
@@ -282,6 +354,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       clearTimeout(heartbeatTimer);
       await elector.stop();
       queue.shutDown();
+      exportQueue.shutDown();
       await Promise.all(workers);
       all.forEach((i) => i.stop());
       await probe.close();

@@ -66,3 +66,18 @@ export const OPERATOR_LEADER_ELECTION_RULES: readonly PolicyRule[] = [
     verbs: ['get', 'create', 'update', 'patch'],
   },
 ];
+
+/**
+ * Namespaced (the exports' namespace, the api's): BulkExports are read and their status written;
+ * each run is a Job, deleted when its export is cancelled.
+ */
+export const OPERATOR_EXPORT_RULES: readonly PolicyRule[] = [
+  { apiGroups: ['graphdock.dev'], resources: ['bulkexports'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['graphdock.dev'], resources: ['bulkexports/status'], verbs: ['get', 'patch'] },
+  {
+    apiGroups: ['batch'],
+    resources: ['jobs'],
+    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+  },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];

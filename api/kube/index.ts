@@ -5,4 +5,8 @@ export {
   type KubeAction,
   type ObjectMeta,
 } from './client.js';
-export { CONTROL_PLANE_API_RULES, type PolicyRule } from './rbac.js';
+export {
+  CONTROL_PLANE_API_RULES,
+  CONTROL_PLANE_API_EXPORT_RULES,
+  type PolicyRule,
+} from './rbac.js';

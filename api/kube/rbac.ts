@@ -17,3 +17,15 @@ export const CONTROL_PLANE_API_RULES: readonly PolicyRule[] = [
   // Secrets only by name (no list/watch): each revision's own Secret, created with its owner.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'delete'] },
 ];
+
+/**
+ * Namespaced (GRAPHDOCK_EXPORT_JOBS_NAMESPACE), with the Job executor of bulk exports: the api
+ * publishes each export as a BulkExport and marks it cancelled; it never touches the Jobs.
+ */
+export const CONTROL_PLANE_API_EXPORT_RULES: readonly PolicyRule[] = [
+  {
+    apiGroups: ['graphdock.dev'],
+    resources: ['bulkexports'],
+    verbs: ['get', 'create', 'update'],
+  },
+];

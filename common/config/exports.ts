@@ -8,6 +8,9 @@ const int = (min: number, dflt: number) => z.coerce.number().int().min(min).defa
 const ExportEnvSchema = z.object({
   /** `api`: the api executes export runs itself; `jobs`: the operator runs each as a Job. */
   GRAPHDOCK_EXPORT_EXECUTOR: z.enum(['api', 'jobs']).default('api'),
+  /** Where the api writes BulkExport resources (jobs executor); defaults to POD_NAMESPACE. */
+  GRAPHDOCK_EXPORT_JOBS_NAMESPACE: z.string().min(1).max(63).optional(),
+  POD_NAMESPACE: z.string().min(1).max(63).optional(),
   GRAPHDOCK_EXPORT_CONCURRENCY: int(1, 1),
   GRAPHDOCK_EXPORT_POLL_MS: int(10, 1000),
   GRAPHDOCK_EXPORT_ROWS_PER_FILE: int(1, 250_000),
@@ -38,6 +41,8 @@ export interface ExportRunnerSettings {
 
 export interface ExportEnv {
   executor: 'api' | 'jobs';
+  /** The namespace of the BulkExport resources and their Jobs (set with the jobs executor). */
+  jobsNamespace: string | undefined;
   concurrency: number;
   pollMs: number;
   scheduleGraceMs: number;
@@ -51,14 +56,16 @@ export function loadExportEnv(env: NodeJS.ProcessEnv): Readonly<ExportEnv> {
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
-  // Accepting `jobs` would leave every export waiting forever: nothing creates the Jobs yet.
-  if (e.GRAPHDOCK_EXPORT_EXECUTOR === 'jobs')
+  const jobsNamespace = e.GRAPHDOCK_EXPORT_JOBS_NAMESPACE ?? e.POD_NAMESPACE;
+  // Without a namespace the api could not say where the operator should run the Jobs.
+  if (e.GRAPHDOCK_EXPORT_EXECUTOR === 'jobs' && !jobsNamespace)
     throw new ConfigError(
-      'GRAPHDOCK_EXPORT_EXECUTOR=jobs is not built yet (no operator reconciler creates export Jobs); ' +
-        'unset it to let the api execute export runs',
+      'GRAPHDOCK_EXPORT_EXECUTOR=jobs needs GRAPHDOCK_EXPORT_JOBS_NAMESPACE (or POD_NAMESPACE): ' +
+        'the namespace of the BulkExport resources the operator turns into Jobs',
     );
   return Object.freeze({
     executor: e.GRAPHDOCK_EXPORT_EXECUTOR,
+    jobsNamespace: e.GRAPHDOCK_EXPORT_EXECUTOR === 'jobs' ? jobsNamespace : undefined,
     concurrency: e.GRAPHDOCK_EXPORT_CONCURRENCY,
     pollMs: e.GRAPHDOCK_EXPORT_POLL_MS,
     scheduleGraceMs: e.GRAPHDOCK_EXPORT_SCHEDULE_GRACE_MS,

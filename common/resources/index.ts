@@ -9,6 +9,7 @@ export {
   LISTENER,
   AGENT_DEPLOYMENT,
   AGENT_REVISION,
+  BULK_EXPORT,
   type ResourceKind,
 } from './meta.js';
 export {
@@ -39,6 +40,16 @@ export {
 } from './agent-deployment.js';
 export { AgentRevisionSpec, AgentRevisionStatus, agentRevisionResource } from './agent-revision.js';
 export {
+  BulkExportSpec,
+  BulkExportStatus,
+  BulkExportRunRef,
+  ExportJobStatus,
+  BULK_EXPORT_PHASES,
+  EXPORT_JOB_PHASES,
+  bulkExportResource,
+  bulkExportResourceName,
+} from './bulk-export.js';
+export {
   buildCrd,
   openApiSchema,
   toStructural,
@@ -49,8 +60,14 @@ export { immutable, type CelRule } from './cel.js';
 
 import { agentDeploymentResource } from './agent-deployment.js';
 import { agentRevisionResource } from './agent-revision.js';
+import { bulkExportResource } from './bulk-export.js';
 import { listenerResource } from './listener.js';
 
 /** Every custom resource, in the order the CRD files are written. */
-export const CUSTOM_RESOURCES = [listenerResource, agentDeploymentResource, agentRevisionResource];
+export const CUSTOM_RESOURCES = [
+  listenerResource,
+  agentDeploymentResource,
+  agentRevisionResource,
+  bulkExportResource,
+];
 export { TRACE_KEY_FIELDS, newTraceKey, parseTraceKey, traceKeySecretName } from './trace-keys.js';

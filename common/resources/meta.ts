@@ -9,6 +9,8 @@ export const LABELS = {
   listenerId: 'graphdock.dev/listener-id',
   deploymentId: 'graphdock.dev/deployment-id',
   revisionId: 'graphdock.dev/revision-id',
+  bulkExportId: 'graphdock.dev/bulk-export-id',
+  exportRunId: 'graphdock.dev/export-run-id',
 } as const;
 
 /**
@@ -48,5 +50,13 @@ export const AGENT_REVISION: ResourceKind = {
   plural: 'agentrevisions',
   singular: 'agentrevision',
   shortNames: ['agr', 'agrev'],
+  scope: 'Namespaced',
+};
+
+export const BULK_EXPORT: ResourceKind = {
+  kind: 'BulkExport',
+  plural: 'bulkexports',
+  singular: 'bulkexport',
+  shortNames: ['gdbe'],
   scope: 'Namespaced',
 };

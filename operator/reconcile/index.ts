@@ -6,6 +6,17 @@ export {
   type ReconcileResult,
 } from './controller.js';
 export { DatabaseStep } from './database.js';
+export { BulkExportController, type ExportInformers } from './bulk-export.js';
+export {
+  exportJob,
+  exportJobName,
+  exportJobLabels,
+  planExport,
+  runPhase,
+  type ExportJobSettings,
+  type ExportPlan,
+  type SecretKeyRef,
+} from './export-jobs.js';
 export { TraceKeyStep } from './trace-key.js';
 export { ListenerHeartbeat, degradedCondition, unwatchedNamespaces } from './heartbeat.js';
 export { rolloutState, type RolloutState } from './rollout.js';
@@ -20,4 +31,4 @@ export {
   envSecretName,
   databaseSecretName,
 } from './names.js';
-export type { AgentDeployment, AgentRevision, Listener } from './types.js';
+export type { AgentDeployment, AgentRevision, BulkExport, Listener } from './types.js';

@@ -4,6 +4,8 @@ import type {
   AgentDeploymentStatus,
   AgentRevisionSpec,
   AgentRevisionStatus,
+  BulkExportSpec,
+  BulkExportStatus,
   ListenerSpec,
   ListenerStatus,
 } from '../../common/resources/index.js';
@@ -31,3 +33,4 @@ export interface Resource<Spec, Status> {
 export type AgentDeployment = Resource<AgentDeploymentSpec, AgentDeploymentStatus>;
 export type AgentRevision = Resource<AgentRevisionSpec, AgentRevisionStatus>;
 export type Listener = Resource<ListenerSpec, ListenerStatus>;
+export type BulkExport = Resource<BulkExportSpec, BulkExportStatus>;

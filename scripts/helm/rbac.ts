@@ -1,10 +1,18 @@
 // The chart's RBAC rules, derived from the rule constants the api and the operator are written
 // against, so the chart never grants more or less than the code needs. Written to
 // charts/graphdock/files/rbac.yaml; the templates only place them into (Cluster)Roles.
-import { CONTROL_PLANE_API_RULES, type PolicyRule } from '../../api/index.js';
+import {
+  CONTROL_PLANE_API_EXPORT_RULES,
+  CONTROL_PLANE_API_RULES,
+  type PolicyRule,
+} from '../../api/index.js';
 import { CUSTOM_RESOURCES, GROUP } from '../../common/resources/index.js';
 // operator/ has no index.ts on this branch yet; switch to it when the operator lands.
-import { OPERATOR_LEADER_ELECTION_RULES, OPERATOR_RULES } from '../../operator/rbac.js';
+import {
+  OPERATOR_EXPORT_RULES,
+  OPERATOR_LEADER_ELECTION_RULES,
+  OPERATOR_RULES,
+} from '../../operator/rbac.js';
 
 /** Rules for one component in each RBAC mode of the chart. */
 export interface ComponentRbac {
@@ -56,6 +64,8 @@ export interface ChartRbac {
   api: ComponentRbac;
   operator: ComponentRbac;
   leaderElection: PolicyRule[];
+  /** Roles in the release namespace, where BulkExports and their Jobs live. */
+  exports: { api: PolicyRule[]; operator: PolicyRule[] };
 }
 
 export function chartRbac(): ChartRbac {
@@ -63,5 +73,9 @@ export function chartRbac(): ChartRbac {
     api: splitRules(CONTROL_PLANE_API_RULES),
     operator: splitRules(OPERATOR_RULES),
     leaderElection: OPERATOR_LEADER_ELECTION_RULES.map((r) => ({ ...r })),
+    exports: {
+      api: CONTROL_PLANE_API_EXPORT_RULES.map((r) => ({ ...r })),
+      operator: OPERATOR_EXPORT_RULES.map((r) => ({ ...r })),
+    },
   };
 }

@@ -89,6 +89,12 @@ export const ChartValues = z.strictObject({
     defaultCredentials: z
       .boolean()
       .describe("Destinations may omit credentials: the AWS SDK's default chain (e.g. IRSA)"),
+    executor: z
+      .enum(['api', 'jobs'])
+      .describe('Who executes export runs: the api process, or Kubernetes Jobs the operator runs'),
+    jobs: z.strictObject({
+      concurrency: z.int().min(1).max(100).describe('Jobs of one export running at once'),
+    }),
   }),
   api: z.strictObject({
     enabled: z.boolean(),

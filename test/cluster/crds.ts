@@ -7,6 +7,7 @@ const CRDS = [
   'crd/listeners.graphdock.dev',
   'crd/agentdeployments.graphdock.dev',
   'crd/agentrevisions.graphdock.dev',
+  'crd/bulkexports.graphdock.dev',
 ];
 
 /**

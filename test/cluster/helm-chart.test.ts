@@ -6,6 +6,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { load, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTROL_PLANE_API_EXPORT_RULES } from '../../api/index.js';
+import { loadOperatorEnv } from '../../common/config/index.js';
+import { OPERATOR_EXPORT_RULES } from '../../operator/index.js';
 import { REPO_ROOT } from '../support/server.js';
 import { startCluster, type Cluster } from './index.js';
 
@@ -67,6 +70,56 @@ async function canI(serviceAccount: string, namespace: string, args: string[]): 
 }
 
 describe('helm lint and template', () => {
+  it('bulkExport.executor=jobs: the api publishes, the operator runs Jobs with the Secrets, each with its Role', async () => {
+    const yaml = await template(['--set', 'bulkExport.executor=jobs', '--namespace', 'default']);
+    const all = (loadAll(yaml) as (Manifest | null)[]).filter((m) => m) as unknown as (Manifest & {
+      rules?: unknown[];
+      spec?: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    })[];
+    const role = (name: string) =>
+      all.find((m) => m.kind === 'Role' && m.metadata.name === name)?.rules;
+    expect(role('gd-graphdock-api-export-jobs')).toEqual(CONTROL_PLANE_API_EXPORT_RULES);
+    expect(role('gd-graphdock-operator-export-jobs')).toEqual(OPERATOR_EXPORT_RULES);
+    const env = (deployment: string) =>
+      Object.fromEntries(
+        all
+          .find((m) => m.kind === 'Deployment' && m.metadata.name === deployment)!
+          .spec!.template.spec.containers[0]!.env.filter((e) => e.value !== undefined)
+          .map((e) => [e.name, e.value!]),
+      );
+    expect(env('gd-graphdock-api')).toMatchObject({
+      GRAPHDOCK_EXPORT_EXECUTOR: 'jobs',
+      GRAPHDOCK_EXPORT_JOBS_NAMESPACE: 'default',
+    });
+    // What the operator makes of its rendered environment: Jobs of its image with the chart's
+    // database and key Secrets.
+    const settings = loadOperatorEnv(env('gd-graphdock-operator')).exportJobs;
+    expect(settings).toMatchObject({
+      namespace: 'default',
+      databaseSecret: { name: 'gd-graphdock-database', key: 'DATABASE_URL' },
+      keysSecret: {
+        name: 'gd-graphdock-bulk-export',
+        key: 'GRAPHDOCK_BULK_EXPORT_ENCRYPTION_KEYS',
+      },
+      concurrency: 2,
+    });
+    expect(settings?.image).toMatch(/graphdock/);
+    for (const name of [settings!.databaseSecret.name, settings!.keysSecret.name])
+      expect(all.some((m) => m.kind === 'Secret' && m.metadata.name === name)).toBe(true);
+    const out = await cluster.kubectl(['apply', '--dry-run=server', '-f', '-'], {
+      input: await template([
+        '--set',
+        'bulkExport.executor=jobs',
+        '--namespace',
+        'default',
+        '--include-crds',
+      ]),
+    });
+    expect(out).toContain(
+      'role.rbac.authorization.k8s.io/gd-graphdock-operator-export-jobs created',
+    );
+  });
+
   it('lints clean, also with --strict', async () => {
     const out = await cluster.helm(['lint', CHART, '--strict', ...DB]);
     expect(out).toContain('0 chart(s) failed');

@@ -2,7 +2,8 @@
 // real pods of the Graphdock image next to a PostgreSQL pod; the image of examples/ is deployed
 // with POST /v2/deployments and serves the official SDK once its revision is DEPLOYED; a PATCH to
 // a changed graph rolls out while a client keeps making runs (none may fail); a runtime pod
-// deleted mid-run loses no run; DELETE removes pods, Service, Secrets and the database.
+// deleted mid-run loses no run; DELETE removes pods, Service, Secrets and the database. The
+// first run's trace, sent by the pod to the api's ingest, reads back there (issue 21 end to end).
 // Traffic reaches the cluster only through `kubectl port-forward` on 127.0.0.1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseName } from '../../operator/index.js';
@@ -72,6 +73,7 @@ const isReady = (p: PodList['items'][number]) =>
 describe('the quick start on real pods', () => {
   let deployment: Deployment;
   let serviceIp: string;
+  let threadId: string;
 
   it('POST /v2/deployments of the examples image → DEPLOYED → the SDK runs a thread and a stream', async () => {
     const t = Date.now();
@@ -100,6 +102,7 @@ describe('the quick start on real pods', () => {
     try {
       const client = sdk(`http://127.0.0.1:${forward.port}`);
       const thread = await client.threads.create();
+      threadId = thread.thread_id;
       const events: { event: string; data: unknown }[] = [];
       for await (const chunk of client.runs.stream(thread.thread_id, 'echo', {
         input: { messages: [{ role: 'user', content: 'hello pod' }] },
@@ -116,6 +119,43 @@ describe('the quick start on real pods', () => {
       await forward.close();
     }
   }, 300_000);
+
+  it("the pod's run is read back from the api's trace store, its thread_id on the root and a child", async () => {
+    // The operator gave the pod GRAPHDOCK_TRACES_ENDPOINT and a key: the official tracer sends
+    // the run to the api's ingest, into a project named after the deployment (issue 21).
+    const t = Date.now();
+    type TraceRun = {
+      id: string;
+      parent_run_id: string | null;
+      trace_id: string;
+      extra: { metadata?: Record<string, unknown> } | null;
+    };
+    const read = async () => {
+      const [project] = await qs.api.json<{ id: string }[]>('/api/v1/sessions?name=quick-start');
+      if (!project) return [];
+      const { runs } = await qs.api.json<{ runs: TraceRun[] }>('/api/v1/runs/query', {
+        method: 'POST',
+        body: { session: [project.id], thread_id: threadId, limit: 100 },
+      });
+      return runs;
+    };
+    const deadline = Date.now() + 60_000;
+    let runs: TraceRun[] = [];
+    while (Date.now() < deadline) {
+      runs = await read();
+      if (runs.some((r) => !r.parent_run_id) && runs.some((r) => r.parent_run_id)) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    log(`streamed run → its trace readable in the api: ${seconds(t)}`);
+    const root = runs.find((r) => !r.parent_run_id);
+    const child = runs.find((r) => r.parent_run_id === root?.id);
+    expect(root, JSON.stringify(runs)).toBeDefined();
+    expect(child, JSON.stringify(runs)).toBeDefined();
+    for (const run of [root!, child!]) {
+      expect(run.trace_id).toBe(root!.id);
+      expect(run.extra?.metadata?.thread_id).toBe(threadId);
+    }
+  }, 120_000);
 
   it('PATCH to a changed graph rolls out while a client keeps running: no request fails', async () => {
     await startFront(qs, 'front', serviceIp, images.graphdock.ref);

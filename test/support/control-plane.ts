@@ -12,6 +12,7 @@ import {
   type PostgresServer,
 } from '../../common/db/index.js';
 import {
+  CONTROL_PLANE_API_EXPORT_RULES,
   CONTROL_PLANE_API_RULES,
   migrateControlPlaneDatabase,
   TenancyService,
@@ -34,7 +35,8 @@ function apiRbac() {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRole',
         metadata: { name: API_USER },
-        rules: CONTROL_PLANE_API_RULES,
+        // The export rules are a Role in the jobs namespace in the chart; here, everywhere.
+        rules: [...CONTROL_PLANE_API_RULES, ...CONTROL_PLANE_API_EXPORT_RULES],
       },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -66,7 +68,11 @@ export interface ControlPlaneFixture {
 }
 
 export function useControlPlane(
-  options: { namespaces?: string[]; cluster?: ClusterOptions } = {},
+  options: {
+    namespaces?: string[];
+    cluster?: ClusterOptions;
+    apiEnv?: Record<string, string>;
+  } = {},
 ): ControlPlaneFixture {
   const fixture = {} as ControlPlaneFixture;
   let postgres: PostgresServer | undefined;
@@ -94,6 +100,7 @@ export function useControlPlane(
       env: {
         KUBECONFIG: await cluster.userKubeconfig(API_USER),
         GRAPHDOCK_BOOTSTRAP_API_KEY: BOOTSTRAP_KEY,
+        ...options.apiEnv,
       },
     });
     fixture.url = fixture.api.url;

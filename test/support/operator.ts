@@ -3,7 +3,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from '../../common/db/index.js';
-import { OPERATOR_LEADER_ELECTION_RULES, OPERATOR_RULES } from '../../operator/index.js';
+import {
+  OPERATOR_EXPORT_RULES,
+  OPERATOR_LEADER_ELECTION_RULES,
+  OPERATOR_RULES,
+} from '../../operator/index.js';
 import type { Cluster } from '../cluster/index.js';
 import { REPO_ROOT } from './server.js';
 
@@ -25,7 +29,8 @@ export function operatorRbac() {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRole',
         metadata: { name: OPERATOR_USER },
-        rules: OPERATOR_RULES,
+        // The export rules are a Role in the exports' namespace in the chart; here, everywhere.
+        rules: [...OPERATOR_RULES, ...OPERATOR_EXPORT_RULES],
       },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -6,9 +6,21 @@ describe('bulk export settings', () => {
     expect(loadExportEnv({}).executor).toBe('api');
   });
 
-  it('refuses the Job executor, which is not built yet, instead of leaving exports waiting', () => {
+  it('accepts the Job executor with the namespace of its BulkExport resources', () => {
+    const env = loadExportEnv({
+      GRAPHDOCK_EXPORT_EXECUTOR: 'jobs',
+      GRAPHDOCK_EXPORT_JOBS_NAMESPACE: 'graphdock',
+    });
+    expect(env).toMatchObject({ executor: 'jobs', jobsNamespace: 'graphdock' });
+    expect(
+      loadExportEnv({ GRAPHDOCK_EXPORT_EXECUTOR: 'jobs', POD_NAMESPACE: 'release-ns' })
+        .jobsNamespace,
+    ).toBe('release-ns');
+  });
+
+  it('refuses the Job executor with no namespace to put the BulkExport resources in', () => {
     expect(() => loadExportEnv({ GRAPHDOCK_EXPORT_EXECUTOR: 'jobs' })).toThrow(
-      /GRAPHDOCK_EXPORT_EXECUTOR=jobs is not built yet/,
+      /GRAPHDOCK_EXPORT_EXECUTOR=jobs needs GRAPHDOCK_EXPORT_JOBS_NAMESPACE/,
     );
   });
 
