@@ -153,6 +153,16 @@ export class ThreadStore {
     return rows[0];
   }
 
+  /** `get` of a thread only if it matches an authorization filter: undefined as if missing. */
+  async getVisible(threadId: string, visibleTo: AuthFilter): Promise<ThreadRow | undefined> {
+    const { rows } = await this.pool.query<ThreadRow>({
+      name: 'threads.get-visible',
+      text: `SELECT ${COLUMNS} FROM threads WHERE thread_id = $1 AND metadata @> $2::jsonb`,
+      values: [threadId, jsonb(visibleTo)],
+    });
+    return rows[0];
+  }
+
   /** Rows of the given threads, in no particular order; unknown ids are simply absent. */
   async getMany(threadIds: readonly string[]): Promise<ThreadRow[]> {
     const { rows } = await this.pool.query<ThreadRow>({
@@ -163,14 +173,18 @@ export class ThreadStore {
     return rows;
   }
 
-  async getWithStateCache(threadId: string): Promise<ThreadWithStateCache | undefined> {
+  /** With `visibleTo` (an authorization filter), a thread that does not match reads as missing. */
+  async getWithStateCache(
+    threadId: string,
+    visibleTo?: AuthFilter,
+  ): Promise<ThreadWithStateCache | undefined> {
     const { rows } = await this.pool.query<
       ThreadRow & { state_key: string | null; state_cache: unknown; state_cache_key: string | null }
     >({
-      name: 'threads.get-with-state-cache',
+      name: visibleTo ? 'threads.get-visible-with-state-cache' : 'threads.get-with-state-cache',
       text: `SELECT ${COLUMNS}, state_cache, state_cache_key, ${LATEST_STATE_KEY} AS state_key
-             FROM threads t WHERE thread_id = $1`,
-      values: [threadId],
+             FROM threads t WHERE thread_id = $1${visibleTo ? ' AND metadata @> $2::jsonb' : ''}`,
+      values: visibleTo ? [threadId, jsonb(visibleTo)] : [threadId],
     });
     const found = rows[0];
     if (!found) return undefined;
