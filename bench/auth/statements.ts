@@ -70,6 +70,7 @@ async function main() {
       const cases: [string, 'GET' | 'POST', string, unknown][] = [
         ['thread search', 'POST', '/threads/search', { limit: 10 }],
         ['thread get', 'GET', `/threads/${threads[1]}`, undefined],
+        ['thread state', 'GET', `/threads/${threads[1]}/state`, undefined],
         ['run (runs/wait)', 'POST', `/threads/${threads[2]}/runs/wait`, PING],
       ];
       for (const [label, method, url, body] of cases) {

@@ -2,7 +2,8 @@
 // the caller before the route runs. Searches and counts hand the filter on to the store's SQL
 // (`request.authFilter`); routes naming a thread, run, assistant or cron first ask the store
 // whether that row matches the filter (404 when it does not, as for a missing row), except the
-// run-creating routes, whose statement that locks the thread applies the filter itself.
+// run-creating routes, whose statement that locks the thread applies the filter itself, and the
+// reads of one thread's row, state and history, whose own statement applies it the same way.
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../common/errors/index.js';
 import type { CustomAuth } from './custom-auth.js';
@@ -154,6 +155,14 @@ const threadAction =
   (req, z) =>
     z.thread(action, param(req, 'thread_id'), {});
 
+/**
+ * `threads:read` of a route whose own read applies `req.authFilter` (a thread that does not
+ * match is not found, as a missing one): no lookup before it. Only for the routes that pass it on.
+ */
+const readThreadFiltered: Rule = async (req, z) => {
+  req.authFilter = await z.filter('threads', 'read', { thread_id: param(req, 'thread_id') });
+};
+
 const runOnThread =
   (action: string): Rule =>
   (req, z) =>
@@ -273,17 +282,17 @@ export const RULES: Record<string, Rule> = {
     const filter = await z.filter('threads', 'delete', { thread_ids: ids });
     if (filter) body.thread_ids = await z.lookups.visibleThreads(ids, filter);
   },
-  'GET /threads/:thread_id': threadAction('read'),
+  'GET /threads/:thread_id': readThreadFiltered,
   'PATCH /threads/:thread_id': (req, z) =>
     withMetadata(req, (value) => z.thread('update', param(req, 'thread_id'), value)),
   'DELETE /threads/:thread_id': threadAction('delete'),
   'POST /threads/:thread_id/copy': threadAction('read'),
-  'GET /threads/:thread_id/state': threadAction('read'),
+  'GET /threads/:thread_id/state': readThreadFiltered,
   'POST /threads/:thread_id/state': threadAction('update'),
-  'GET /threads/:thread_id/state/:checkpoint_id': threadAction('read'),
-  'POST /threads/:thread_id/state/checkpoint': threadAction('read'),
-  'POST /threads/:thread_id/history': threadAction('read'),
-  'GET /threads/:thread_id/history': threadAction('read'),
+  'GET /threads/:thread_id/state/:checkpoint_id': readThreadFiltered,
+  'POST /threads/:thread_id/state/checkpoint': readThreadFiltered,
+  'POST /threads/:thread_id/history': readThreadFiltered,
+  'GET /threads/:thread_id/history': readThreadFiltered,
   'GET /threads/:thread_id/stream': threadAction('read'),
   // Thread protocol: a command that starts or resumes a run is `create_run`, the rest reads.
   'POST /threads/:thread_id/commands': (req, z) => {

@@ -1,4 +1,6 @@
-// HTTP routes for threads: parse, call the service, shape the reply. No SQL, no rules.
+// HTTP routes for threads: parse, call the service, shape the reply. No SQL, no rules: reads of
+// one thread pass on the caller's authorization filter (`req.authFilter`), which their own
+// statement applies.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { errorResponses } from '../../common/errors/index.js';
@@ -77,7 +79,10 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
       },
       async (req) => {
         const include = [req.query.include ?? []].flat().flatMap((v) => v.split(','));
-        return threadBody(await service.getRow(req.params.thread_id), include.includes('ttl'));
+        return threadBody(
+          await service.getRow(req.params.thread_id, req.authFilter),
+          include.includes('ttl'),
+        );
       },
     );
 
@@ -139,7 +144,12 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
-      (req) => service.state(req.params.thread_id, { subgraphs: truthy(req.query.subgraphs) }),
+      (req) =>
+        service.state(
+          req.params.thread_id,
+          { subgraphs: truthy(req.query.subgraphs) },
+          req.authFilter,
+        ),
     );
 
     app.post(
@@ -166,10 +176,14 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
         },
       },
       (req) =>
-        service.state(req.params.thread_id, {
-          subgraphs: truthy(req.query.subgraphs),
-          checkpoint: { checkpoint_id: req.params.checkpoint_id },
-        }),
+        service.state(
+          req.params.thread_id,
+          {
+            subgraphs: truthy(req.query.subgraphs),
+            checkpoint: { checkpoint_id: req.params.checkpoint_id },
+          },
+          req.authFilter,
+        ),
     );
 
     app.post(
@@ -183,10 +197,11 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
         },
       },
       (req) =>
-        service.state(req.params.thread_id, {
-          subgraphs: req.body.subgraphs ?? false,
-          checkpoint: req.body.checkpoint,
-        }),
+        service.state(
+          req.params.thread_id,
+          { subgraphs: req.body.subgraphs ?? false, checkpoint: req.body.checkpoint },
+          req.authFilter,
+        ),
     );
 
     app.post(
@@ -199,7 +214,7 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
-      (req) => service.history(req.params.thread_id, req.body ?? {}),
+      (req) => service.history(req.params.thread_id, req.body ?? {}, req.authFilter),
     );
 
     app.get(
@@ -213,7 +228,11 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
         },
       },
       (req) =>
-        service.history(req.params.thread_id, { limit: req.query.limit, before: req.query.before }),
+        service.history(
+          req.params.thread_id,
+          { limit: req.query.limit, before: req.query.before },
+          req.authFilter,
+        ),
     );
   };
 }

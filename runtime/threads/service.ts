@@ -198,8 +198,8 @@ export class ThreadService {
   }
 
   /** The latest state, served from the thread row when its cache key still matches. */
-  private async latestState(threadId: string): Promise<ThreadStateBody> {
-    const found = await this.deps.store.getWithStateCache(threadId);
+  private async latestState(threadId: string, visibleTo?: AuthFilter): Promise<ThreadStateBody> {
+    const found = await this.deps.store.getWithStateCache(threadId, visibleTo);
     if (!found) throw notFound(`Thread with ID ${threadId} not found`);
     const graphId = this.graphIdOf(found.row);
     if (!graphId || !found.stateKey) return emptyThreadState();
@@ -371,8 +371,14 @@ export class ThreadService {
     });
   }
 
-  async getRow(threadId: string): Promise<ThreadRow> {
-    const row = await this.rows.load(threadId);
+  /**
+   * With `visibleTo` (the caller's authorization filter), a thread that does not match is not
+   * found either: the read itself applies the filter, with no lookup of its own.
+   */
+  async getRow(threadId: string, visibleTo?: AuthFilter): Promise<ThreadRow> {
+    const row = visibleTo
+      ? await this.deps.store.getVisible(threadId, visibleTo)
+      : await this.rows.load(threadId);
     if (!row) throw notFound(`Thread with ID ${threadId} not found`);
     return row;
   }
@@ -545,12 +551,14 @@ export class ThreadService {
     return body;
   }
 
+  /** `visibleTo`: as for `getRow`. */
   async state(
     threadId: string,
     options: { subgraphs?: boolean; checkpoint?: CheckpointSelectorBody | undefined } = {},
+    visibleTo?: AuthFilter,
   ): Promise<ThreadStateBody> {
-    if (!options.checkpoint && !options.subgraphs) return this.latestState(threadId);
-    const row = await this.getRow(threadId);
+    if (!options.checkpoint && !options.subgraphs) return this.latestState(threadId, visibleTo);
+    const row = await this.getRow(threadId, visibleTo);
     const graphId = this.graphIdOf(row);
     if (!graphId) {
       if (options.checkpoint?.checkpoint_id) throw notFound('Checkpoint not found');
@@ -598,8 +606,13 @@ export class ThreadService {
     return { checkpoint, configurable: checkpoint };
   }
 
-  async history(threadId: string, options: HistoryOptions): Promise<ThreadStateBody[]> {
-    const row = await this.getRow(threadId);
+  /** `visibleTo`: as for `getRow`. */
+  async history(
+    threadId: string,
+    options: HistoryOptions,
+    visibleTo?: AuthFilter,
+  ): Promise<ThreadStateBody[]> {
+    const row = await this.getRow(threadId, visibleTo);
     const graphId = this.graphIdOf(row);
     if (!graphId) return [];
     const graph = await this.threadGraph(threadId, graphId, 'threads.read');

@@ -153,6 +153,16 @@ export class ThreadStore {
     return rows[0];
   }
 
+  /** `get` of a thread only if it matches an authorization filter: undefined as if missing. */
+  async getVisible(threadId: string, visibleTo: AuthFilter): Promise<ThreadRow | undefined> {
+    const { rows } = await this.pool.query<ThreadRow>({
+      name: 'threads.get-visible',
+      text: `SELECT ${COLUMNS} FROM threads WHERE thread_id = $1 AND metadata @> $2::jsonb`,
+      values: [threadId, jsonb(visibleTo)],
+    });
+    return rows[0];
+  }
+
   /** Rows of the given threads, in no particular order; unknown ids are simply absent. */
   async getMany(threadIds: readonly string[]): Promise<ThreadRow[]> {
     const { rows } = await this.pool.query<ThreadRow>({
@@ -163,14 +173,18 @@ export class ThreadStore {
     return rows;
   }
 
-  async getWithStateCache(threadId: string): Promise<ThreadWithStateCache | undefined> {
+  /** With `visibleTo` (an authorization filter), a thread that does not match reads as missing. */
+  async getWithStateCache(
+    threadId: string,
+    visibleTo?: AuthFilter,
+  ): Promise<ThreadWithStateCache | undefined> {
     const { rows } = await this.pool.query<
       ThreadRow & { state_key: string | null; state_cache: unknown; state_cache_key: string | null }
     >({
-      name: 'threads.get-with-state-cache',
+      name: visibleTo ? 'threads.get-visible-with-state-cache' : 'threads.get-with-state-cache',
       text: `SELECT ${COLUMNS}, state_cache, state_cache_key, ${LATEST_STATE_KEY} AS state_key
-             FROM threads t WHERE thread_id = $1`,
-      values: [threadId],
+             FROM threads t WHERE thread_id = $1${visibleTo ? ' AND metadata @> $2::jsonb' : ''}`,
+      values: visibleTo ? [threadId, jsonb(visibleTo)] : [threadId],
     });
     const found = rows[0];
     if (!found) return undefined;
@@ -404,35 +418,18 @@ export class ThreadStore {
   ): Promise<{ rows: Partial<ThreadRow>[]; hasMore: boolean }> {
     const params = new SqlParams();
     const chosen = filter.select?.length ? filter.select : THREAD_FIELDS;
-    const order = `${quote(filter.sortBy)} ${filter.sortOrder}, thread_id ${filter.sortOrder}`;
     const where = whereClause(conditions(filter, params));
-    // A rare value among many threads: collect its matches through the GIN index, then sort
-    // them. Left alone, the planner (whose statistics may predate the last bulk of inserts) can
-    // walk the sort index hoping to meet matches early, which for a rare value reads every row.
-    const source = (await this.isSparse(filter, where, params.values))
-      ? `(SELECT * FROM threads ${where} OFFSET 0) AS threads`
-      : `threads ${where}`;
     // One extra row tells whether another page exists without counting every match.
+    const page = `LIMIT ${params.add(filter.limit + 1)} OFFSET ${params.add(filter.offset)}`;
+    const shape = { columns: chosen.map(quote).join(', '), key: quote(filter.sortBy), where, page };
     const { rows } = await this.pool.query<Partial<ThreadRow>>(
-      `SELECT ${chosen.map(quote).join(', ')} FROM ${source}
-       ORDER BY ${order} LIMIT ${params.add(filter.limit + 1)} OFFSET ${params.add(filter.offset)}`,
+      containment(filter)
+        ? sparseAwareSearch(shape, filter.sortOrder)
+        : `SELECT ${shape.columns} FROM threads ${where}
+           ORDER BY ${shape.key} ${filter.sortOrder}, thread_id ${filter.sortOrder} ${page}`,
       params.values,
     );
     return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
-  }
-
-  /** Whether a containment filter matches fewer than SPARSE_MATCHES threads (a bounded count). */
-  private async isSparse(filter: ThreadFilter, where: string, values: unknown[]): Promise<boolean> {
-    const contains =
-      Object.keys(filter.metadata ?? {}).length > 0 ||
-      Object.keys(filter.values ?? {}).length > 0 ||
-      filter.auth !== undefined;
-    if (!contains) return false;
-    const { rows } = await this.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (SELECT 1 FROM threads ${where} LIMIT ${SPARSE_MATCHES}) AS probe`,
-      values,
-    );
-    return (rows[0]?.n ?? 0) < SPARSE_MATCHES;
   }
 
   async count(filter: ThreadFilter): Promise<number> {
@@ -462,6 +459,42 @@ export class ThreadStore {
       threadIds,
     ]);
   }
+}
+
+/** Whether a search filters by JSON containment (metadata, values or the caller's auth filter). */
+function containment(filter: ThreadFilter): boolean {
+  return (
+    Object.keys(filter.metadata ?? {}).length > 0 ||
+    Object.keys(filter.values ?? {}).length > 0 ||
+    filter.auth !== undefined
+  );
+}
+
+/**
+ * A containment search, in one statement. A rare value among many threads is best served by
+ * collecting its matches through the GIN index and sorting them; left alone, the planner (whose
+ * statistics may predate the last bulk of inserts) can walk the sort index hoping to meet
+ * matches early, which for a rare value reads every row. So `probe` collects up to
+ * SPARSE_MATCHES matches (id and sort key): below that it holds them all, and the page is cut
+ * from it and read by primary key; at that many, the second branch walks the sort index. Each
+ * branch is gated by a one-time condition on the probe: only one of them reads threads.
+ */
+function sparseAwareSearch(
+  shape: { columns: string; key: string; where: string; page: string },
+  dir: 'asc' | 'desc',
+): string {
+  const { columns, key, where, page } = shape;
+  const sparse = `(SELECT count(*) FROM probe) < ${SPARSE_MATCHES}`;
+  const output = `${columns}, ${key} AS sort_key_, thread_id AS sort_id_`;
+  return `WITH probe AS (SELECT thread_id, ${key} AS k FROM threads ${where} LIMIT ${SPARSE_MATCHES}),
+      chosen AS (SELECT thread_id FROM probe ORDER BY k ${dir}, thread_id ${dir} ${page})
+    SELECT ${columns} FROM (
+      (SELECT ${output} FROM threads
+        WHERE ${sparse} AND thread_id = ANY(ARRAY(SELECT thread_id FROM chosen)))
+      UNION ALL
+      (SELECT ${output} FROM threads ${where} AND NOT ${sparse}
+        ORDER BY ${key} ${dir}, thread_id ${dir} ${page})
+    ) AS found ORDER BY sort_key_ ${dir}, sort_id_ ${dir}`;
 }
 
 /** What a thread row keeps of its latest checkpoint. */

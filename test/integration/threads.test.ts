@@ -3,6 +3,7 @@ import type { Message, ThreadState } from '@langchain/langgraph-sdk';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ThreadStore, threadInsertBatcher, threadRowLoader } from '../../runtime/threads/index.js';
+import { countingPool } from '../support/counting-pool.js';
 import { useRuntime } from '../support/fixture.js';
 
 const rt = useRuntime();
@@ -278,6 +279,52 @@ describe('thread search, count and prune', () => {
       json: { metadata: { tag }, limit: 2 },
     });
     expect(more.headers.get('x-pagination-next')).toBe('2');
+  });
+
+  it('searches by containment in one statement, for a rare value and for a common one', async () => {
+    const counted = countingPool(new pg.Pool({ connectionString: rt.db.url, max: 2 }));
+    try {
+      const store = new ThreadStore(counted.pool);
+      // Past the 1000 matches below which a search sorts its matches instead of walking an index.
+      const [common, rare] = [crypto.randomUUID(), crypto.randomUUID()];
+      const made = (tag: string, n: number) =>
+        Array.from({ length: n }, () => ({
+          thread_id: crypto.randomUUID(),
+          metadata: { tag },
+          ttl: undefined,
+        }));
+      const [many, few] = [made(common, 1003), made(rare, 4)];
+      await store.insertMany([...many, ...few]);
+      // One statement, so they share created_at: the id orders them.
+      const desc = (ts: { thread_id: string }[]) =>
+        ts
+          .map((t) => t.thread_id)
+          .sort()
+          .reverse();
+      const page = { limit: 2, offset: 1, sortBy: 'created_at', sortOrder: 'desc' } as const;
+      for (const [tag, threads] of [
+        [common, many],
+        [rare, few],
+      ] as const) {
+        const before = counted.queries();
+        const byMetadata = await store.search({ ...page, metadata: { tag } });
+        const byAuth = await store.search({ ...page, auth: { tag }, select: ['thread_id'] });
+        expect(counted.queries() - before).toBe(2);
+        expect(byMetadata.rows.map((r) => r.thread_id)).toEqual(desc(threads).slice(1, 3));
+        expect(byMetadata.rows[0]).toMatchObject({ metadata: { tag }, status: 'idle' });
+        expect(byMetadata.hasMore).toBe(true);
+        expect(byAuth.rows).toEqual(
+          desc(threads)
+            .slice(1, 3)
+            .map((thread_id) => ({ thread_id })),
+        );
+        const last = await store.search({ ...page, offset: threads.length - 1, auth: { tag } });
+        expect(last.rows.map((r) => r.thread_id)).toEqual(desc(threads).slice(-1));
+        expect(last.hasMore).toBe(false);
+      }
+    } finally {
+      await counted.pool.end();
+    }
   });
 
   it('prunes threads by deletion or down to the latest checkpoint', async () => {
