@@ -289,7 +289,8 @@ async function startSink(): Promise<{ endpoint: string; close(): void }> {
       scale_up_nthreads_limit: 16,
       scale_down_nempty_trigger: 4,
     },
-    instance_flags: {},
+    // As the api's /info: the JS SDK gzips runs as they are queued.
+    instance_flags: { gzip_body_enabled: true },
   };
   const server = createServer((req, res) => {
     req.resume();

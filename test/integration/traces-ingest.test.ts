@@ -134,6 +134,32 @@ describe('trace ingest and reads with the official SDKs', () => {
     expect(thread).toMatchObject({ total_tokens: 15, prompt_tokens: 11 });
   });
 
+  it("takes the JS SDK's gzipped batches, which /info offers, with every run intact", async () => {
+    const encodings: (string | null)[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (url.endsWith('/runs/multipart'))
+        encodings.push(new Headers(init?.headers).get('content-encoding'));
+      return fetch(input, init);
+    };
+    const ls = new Client({
+      apiUrl: api.endpoint,
+      apiKey: TRACES_BOOTSTRAP_KEY,
+      timeout_ms: 30_000,
+      fetchImplementation: recording,
+    });
+    const project = `gzip-${randomUUID()}`;
+    const { root, llm, tool } = await traceApp(ls, project, randomUUID());
+    // The SDK compresses runs as they are queued only when the server offers gzip.
+    expect(encodings.length).toBeGreaterThan(0);
+    expect(encodings.every((e) => e === 'gzip')).toBe(true);
+    const runs = await collect(ls.listRuns({ projectName: project, traceId: root.id }));
+    expect(runs.map((r) => r.id)).toEqual([root.id, llm.id, tool.id]);
+    expect(runs[0]).toMatchObject({ inputs: { question: 'hi' }, outputs: { answer: 42 } });
+    expect(runs[1]).toMatchObject({ total_tokens: 15, parent_run_id: root.id });
+    expect(runs[2]).toMatchObject({ status: 'error', error: 'tool exploded' });
+  });
+
   it('merges updates that arrive before their create, and derives what a client leaves out', async () => {
     const project = `raw-${randomUUID()}`;
     const rootId = randomUUID();
