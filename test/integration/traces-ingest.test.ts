@@ -61,9 +61,13 @@ async function traceApp(ls: Client, project: string, threadId: string) {
 describe('trace ingest and reads with the official SDKs', () => {
   it('answers the info call the SDKs make first, and refuses requests without a key', async () => {
     const info = (await (await http('/info')).json()) as {
-      batch_ingest_config: { use_multipart_endpoint: boolean };
+      batch_ingest_config: { use_multipart_endpoint: boolean; size_limit: number };
+      instance_flags: { gzip_body_enabled: boolean };
     };
     expect(info.batch_ingest_config.use_multipart_endpoint).toBe(true);
+    // Large batches and gzip: the SDKs' cost per run, the api's and PostgreSQL's all fall.
+    expect(info.batch_ingest_config.size_limit).toBe(1000);
+    expect(info.instance_flags.gzip_body_enabled).toBe(true);
     const anonymous = await fetch(`${api.endpoint}/runs/query`, { method: 'POST' });
     expect(anonymous.status).toBe(401);
   });
