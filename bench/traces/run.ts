@@ -283,13 +283,13 @@ async function startSink(): Promise<{ endpoint: string; close(): void }> {
     version: 'sink',
     batch_ingest_config: {
       use_multipart_endpoint: true,
-      size_limit: 100,
+      size_limit: 1000,
       size_limit_bytes: 20 * 1024 * 1024,
       scale_up_qsize_trigger: 1000,
       scale_up_nthreads_limit: 16,
       scale_down_nempty_trigger: 4,
     },
-    // As the api's /info: the JS SDK gzips runs as they are queued.
+    // As the api's /info: batches of up to 1,000 operations, gzipped as they are queued.
     instance_flags: { gzip_body_enabled: true },
   };
   const server = createServer((req, res) => {
