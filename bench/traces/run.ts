@@ -1,7 +1,10 @@
 // Trace store benchmarks:
 // 1. Ingest: the official langsmith JS Client (auto-batching, multipart) sends traces of 5 runs
-//    (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on PostgreSQL;
-//    runs/s from the first create to the last flushed batch, p50/p99 of the batch requests.
+//    (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on a durable
+//    PostgreSQL (fsync and synchronous_commit on); runs/s from the first create to the last
+//    flushed batch, p50/p99 of the batch requests, and the CPU µs per ingested run of the load
+//    generator, the api and PostgreSQL (from /proc). `--generators N` runs N generator processes,
+//    each with its own Client, as a high-volume app runs several workers.
 // 2. Runtime cost: agent runs/s (threadless `runs.wait`, 8 clients) of a real `graphdock runtime`
 //    tracing into that api, against the same runtime with LANGSMITH_TRACING=false; alternating
 //    windows, medians; also the runtimes' CPU ms per agent run (from /proc, Linux), which the
@@ -9,9 +12,10 @@
 //    stub endpoint that answers 202 at once instead: the runtime's own cost of tracing, without
 //    the api and PostgreSQL ingesting on the same cores.
 //
-//   npx tsx bench/traces/run.ts [--traces 4000] [--duration 10] [--repeats 3] [--sink]
+//   npx tsx bench/traces/run.ts [--traces 4000] [--generators 1] [--duration 10] [--repeats 3]
+//     [--sink] [--no-runtime]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +33,11 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     repeats: { type: 'string', default: '3' },
     clients: { type: 'string', default: '8' },
+    generators: { type: 'string', default: '1' },
     sink: { type: 'boolean', default: false },
+    'no-runtime': { type: 'boolean', default: false },
+    // Internal: this process is one ingest generator (see generate()).
+    generate: { type: 'string' },
   },
 });
 
@@ -143,19 +151,146 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/**
+ * CPU time of a process and all its descendants, live and exited (PostgreSQL's backends), in ms.
+ */
+function treeCpuMs(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(
+        readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1],
+      );
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const sum = (p: number): number => {
+    let fields: string[];
+    try {
+      fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    } catch {
+      return 0;
+    }
+    // utime, stime, and the CPU of children already waited for (cutime, cstime).
+    const own = [11, 12, 13, 14].reduce((t, i) => t + Number(fields[i]) * 10, 0);
+    return own + (children.get(p) ?? []).reduce((t, c) => t + sum(c), 0);
+  };
+  return sum(pid);
+}
+
+/** The postmaster's pid, from the data directory. */
+const postmasterPid = (dataDir: string) =>
+  Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+/**
+ * One generator process: warms up, says `ready`, sends its traces when told `go` on stdin, and
+ * prints its result as JSON.
+ */
+async function generate(endpoint: string, traces: number) {
+  await benchIngest(endpoint, 100);
+  process.stdout.write('ready\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  const cpu0 = process.cpuUsage();
+  const result = await benchIngest(endpoint, traces);
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(`${JSON.stringify({ ...result, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
+}
+
+/**
+ * Ingest through `count` generator processes at once, each sending `traces / count` traces:
+ * runs/s over the wall time from `go` to the last flushed batch, and CPU µs per ingested run of
+ * the generators, the api and PostgreSQL.
+ */
+async function ingestWith(
+  endpoint: string,
+  traces: number,
+  count: number,
+  pids: { api: number; postgres: number },
+) {
+  const script = import.meta.filename;
+  const gens = Array.from({ length: count }, () =>
+    spawn(
+      process.execPath,
+      [
+        ...process.execArgv,
+        script,
+        '--generate',
+        endpoint,
+        '--traces',
+        String(Math.ceil(traces / count)),
+      ],
+      { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+    ),
+  );
+  const lines = gens.map((g) => {
+    const queue: string[] = [];
+    const waiters: ((line: string) => void)[] = [];
+    let buffered = '';
+    g.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        const waiter = waiters.shift();
+        if (waiter) waiter(line);
+        else queue.push(line);
+      }
+    });
+    return () =>
+      new Promise<string>((resolve) => {
+        const line = queue.shift();
+        if (line !== undefined) resolve(line);
+        else waiters.push(resolve);
+      });
+  });
+  for (const next of lines) if ((await next()) !== 'ready') throw new Error('generator failed');
+  const api0 = treeCpuMs(pids.api);
+  const pg0 = treeCpuMs(pids.postgres);
+  const started = performance.now();
+  for (const g of gens) g.stdin.write('go\n');
+  const results = (await Promise.all(lines.map((next) => next()))).map(
+    (line) => JSON.parse(line) as Awaited<ReturnType<typeof benchIngest>> & { cpuMs: number },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const apiMs = treeCpuMs(pids.api) - api0;
+  const pgMs = treeCpuMs(pids.postgres) - pg0;
+  for (const g of gens) g.stdin.end();
+  const runs = results.reduce((t, r) => t + r.runs, 0);
+  const perRun = (ms: number) => Math.round((ms * 1000) / runs);
+  return {
+    generators: count,
+    runs,
+    seconds: Number(seconds.toFixed(2)),
+    runsPerSecond: Math.round(runs / seconds),
+    batches: results.reduce((t, r) => t + r.batches, 0),
+    flushP50Ms: Math.max(...results.map((r) => r.flushP50Ms)),
+    flushP99Ms: Math.max(...results.map((r) => r.flushP99Ms)),
+    cpuUsPerRun: {
+      generators: perRun(results.reduce((t, r) => t + r.cpuMs, 0)),
+      api: perRun(apiMs),
+      postgres: perRun(pgMs),
+    },
+  };
+}
+
 /** A trace endpoint that takes every batch at once and keeps nothing. */
 async function startSink(): Promise<{ endpoint: string; close(): void }> {
   const info = {
     version: 'sink',
     batch_ingest_config: {
       use_multipart_endpoint: true,
-      size_limit: 100,
+      size_limit: 1000,
       size_limit_bytes: 20 * 1024 * 1024,
       scale_up_qsize_trigger: 1000,
       scale_up_nthreads_limit: 16,
       scale_down_nempty_trigger: 4,
     },
-    instance_flags: {},
+    // As the api's /info: batches of up to 1,000 operations, gzipped as they are queued.
+    instance_flags: { gzip_body_enabled: true },
   };
   const server = createServer((req, res) => {
     req.resume();
@@ -188,7 +323,8 @@ async function agentThroughput(url: string, clients: number, durationMs: number)
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'graphdock-bench-traces-'));
-  const server = await startPostgresServer({ dataDir: join(dir, 'pg'), ephemeral: true });
+  // Durable, as in production and the other benches: every batch's commit is flushed.
+  const server = await startPostgresServer({ dataDir: join(dir, 'pg'), ephemeral: false });
   const children: ChildProcess[] = [];
   try {
     const admin = new pg.Client({ connectionString: server.url });
@@ -227,8 +363,14 @@ async function main() {
     await waitOk(apiUrl);
     // Warm-up (partitions, session, JIT), then the measured run.
     await benchIngest(`${apiUrl}/api/v1`, 200);
-    const ingest = await benchIngest(`${apiUrl}/api/v1`, Number(values.traces));
+    const ingest = await ingestWith(
+      `${apiUrl}/api/v1`,
+      Number(values.traces),
+      Number(values.generators),
+      { api: children[0]!.pid!, postgres: postmasterPid(join(dir, 'pg')) },
+    );
     console.log('ingest', ingest);
+    if (values['no-runtime']) return;
 
     const sink = values.sink ? await startSink() : undefined;
     const onPort = await freePort();
@@ -288,4 +430,5 @@ async function main() {
   }
 }
 
-await main();
+if (values.generate) await generate(values.generate, Number(values.traces));
+else await main();

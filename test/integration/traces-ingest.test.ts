@@ -61,9 +61,13 @@ async function traceApp(ls: Client, project: string, threadId: string) {
 describe('trace ingest and reads with the official SDKs', () => {
   it('answers the info call the SDKs make first, and refuses requests without a key', async () => {
     const info = (await (await http('/info')).json()) as {
-      batch_ingest_config: { use_multipart_endpoint: boolean };
+      batch_ingest_config: { use_multipart_endpoint: boolean; size_limit: number };
+      instance_flags: { gzip_body_enabled: boolean };
     };
     expect(info.batch_ingest_config.use_multipart_endpoint).toBe(true);
+    // Large batches and gzip: the SDKs' cost per run, the api's and PostgreSQL's all fall.
+    expect(info.batch_ingest_config.size_limit).toBe(1000);
+    expect(info.instance_flags.gzip_body_enabled).toBe(true);
     const anonymous = await fetch(`${api.endpoint}/runs/query`, { method: 'POST' });
     expect(anonymous.status).toBe(401);
   });
@@ -132,6 +136,32 @@ describe('trace ingest and reads with the official SDKs', () => {
     };
     expect(thread.runs.map((r) => r.id)).toEqual(runs.map((r) => r.id));
     expect(thread).toMatchObject({ total_tokens: 15, prompt_tokens: 11 });
+  });
+
+  it("takes the JS SDK's gzipped batches, which /info offers, with every run intact", async () => {
+    const encodings: (string | null)[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (url.endsWith('/runs/multipart'))
+        encodings.push(new Headers(init?.headers).get('content-encoding'));
+      return fetch(input, init);
+    };
+    const ls = new Client({
+      apiUrl: api.endpoint,
+      apiKey: TRACES_BOOTSTRAP_KEY,
+      timeout_ms: 30_000,
+      fetchImplementation: recording,
+    });
+    const project = `gzip-${randomUUID()}`;
+    const { root, llm, tool } = await traceApp(ls, project, randomUUID());
+    // The SDK compresses runs as they are queued only when the server offers gzip.
+    expect(encodings.length).toBeGreaterThan(0);
+    expect(encodings.every((e) => e === 'gzip')).toBe(true);
+    const runs = await collect(ls.listRuns({ projectName: project, traceId: root.id }));
+    expect(runs.map((r) => r.id)).toEqual([root.id, llm.id, tool.id]);
+    expect(runs[0]).toMatchObject({ inputs: { question: 'hi' }, outputs: { answer: 42 } });
+    expect(runs[1]).toMatchObject({ total_tokens: 15, parent_run_id: root.id });
+    expect(runs[2]).toMatchObject({ status: 'error', error: 'tool exploded' });
   });
 
   it('merges updates that arrive before their create, and derives what a client leaves out', async () => {
