@@ -26,7 +26,12 @@ import {
   traceRoutes,
 } from '../traces/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
-import { GraphRegistry, registerSdkLogger } from './graphs/index.js';
+import {
+  GraphRegistry,
+  registerSdkLogger,
+  schemaTimeoutFrom,
+  TypedSchemaResolver,
+} from './graphs/index.js';
 import { ProtocolService } from './protocol/index.js';
 import {
   buildApp,
@@ -183,6 +188,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       graphs,
       threads,
       logger: logger.child({ context: 'assistants' }),
+      // Read after `env` is applied (langgraph.json may set them), like LANGGRAPH_CONFIG.
+      ...(process.env.GRAPHDOCK_SCHEMAS_FROM_TYPES === 'false'
+        ? {}
+        : {
+            typedSchemas: new TypedSchemaResolver({
+              sources: graphs.ids().flatMap((id) => graphs.entry(id) ?? []),
+              timeoutMs: schemaTimeoutFrom(process.env.LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS),
+              logger: logger.child({ context: 'schemas' }),
+            }),
+          }),
     });
     await assistants.ensureSystemAssistants(systemDefaults);
     // Checked before anything else starts: a default that names nothing stops start-up.

@@ -317,7 +317,9 @@ export class A2aService {
     const key = `${assistant.assistant_id}:${assistant.version}`;
     const cached = this.inputKeysCache.get(key);
     if (cached && Date.now() - cached.at < INPUT_KEYS_TTL_MS) return cached.keys;
-    const schemas = await this.deps.assistants.schemas(assistant.assistant_id);
+    const schemas = await this.deps.assistants.schemas(assistant.assistant_id, {
+      waitForTypes: false,
+    });
     const properties = (schemas.input_schema as { properties?: Record<string, unknown> } | null)
       ?.properties;
     const keys = properties ? Object.keys(properties) : null;

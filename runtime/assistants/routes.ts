@@ -19,6 +19,12 @@ import {
 import { isoDates } from '../state/index.js';
 import type { AssistantService } from './service.js';
 
+/**
+ * Sent by in-process callers that must answer at once (MCP's `tools/list`): schemas from
+ * TypeScript types only if already read, else the channels' keys (see docs/graphs.md).
+ */
+const SCHEMA_TYPES_HEADER = 'x-graphdock-schema-types';
+
 const tags = ['Assistants'];
 const truthy = (v: string | undefined) => v === 'true' || v === '1';
 
@@ -126,7 +132,10 @@ export function assistantRoutes(service: AssistantService): FastifyPluginAsyncZo
           response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
-      (req) => service.schemas(req.params.assistant_id),
+      (req) =>
+        service.schemas(req.params.assistant_id, {
+          waitForTypes: req.headers[SCHEMA_TYPES_HEADER] !== 'if-ready',
+        }),
     );
 
     app.get(

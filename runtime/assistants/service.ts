@@ -14,10 +14,12 @@ import {
   accessRuntime,
   graphDrawing,
   graphSchemas,
+  runtimeSchemas,
   subgraphSchemas,
   systemAssistantId,
   type AnyGraph,
   type GraphRegistry,
+  type TypedSchemaResolver,
 } from '../graphs/index.js';
 import type {
   AssistantCountBody,
@@ -40,6 +42,8 @@ export interface AssistantServiceDeps {
   graphs: GraphRegistry;
   threads: AssistantThreadCleanup;
   logger: Logger;
+  /** Schemas from graphs' TypeScript types, for graphs that carry none at run time. */
+  typedSchemas?: TypedSchemaResolver;
 }
 
 /** Assistants remembered for runs (see `forRun`); the map starts over when it is full. */
@@ -262,9 +266,21 @@ export class AssistantService {
     }
   }
 
-  async schemas(idOrGraph: string) {
+  /**
+   * The graph's JSON Schemas. `waitForTypes: false` (A2A, which needs only the input keys on the
+   * path of a message) takes the types only if they were read already, never waiting seconds.
+   */
+  async schemas(idOrGraph: string, options: { waitForTypes?: boolean } = {}) {
     const { assistant, graph } = await this.graphOf(idOrGraph);
-    return { graph_id: assistant.graph_id, ...graphSchemas(graph) };
+    const resolver = this.deps.typedSchemas;
+    // Only when the graph carries no schema: reading the types costs seconds the first time.
+    const typed =
+      resolver && !runtimeSchemas(graph)
+        ? options.waitForTypes === false
+          ? resolver.ready(assistant.graph_id)
+          : await resolver.resolve(assistant.graph_id)
+        : undefined;
+    return { graph_id: assistant.graph_id, ...graphSchemas(graph, typed) };
   }
 
   async subgraphs(idOrGraph: string, namespace: string | undefined, recurse: boolean) {

@@ -9,5 +9,12 @@ export {
   type ServerRuntime,
 } from './registry.js';
 export { systemAssistantId } from './assistant-id.js';
-export { graphSchemas, graphDrawing, subgraphSchemas, type GraphSchemas } from './introspect.js';
+export {
+  graphSchemas,
+  graphDrawing,
+  runtimeSchemas,
+  subgraphSchemas,
+  type GraphSchemas,
+} from './introspect.js';
+export { TypedSchemaResolver, schemaTimeoutFrom, type TypedSchemas } from './typed-schemas.js';
 export { registerSdkLogger } from './sdk-logger.js';

@@ -50,7 +50,7 @@ interface BuilderSchemas {
   channels?: Record<string, unknown>;
 }
 
-interface Derived {
+export interface Derived {
   state?: JsonSchema | undefined;
   input?: JsonSchema | undefined;
   output?: JsonSchema | undefined;
@@ -127,8 +127,7 @@ function fromZod(builder: BuilderSchemas): Derived | undefined {
 
 /**
  * Graphs built from `Annotation` carry no types at run time, only channels: describe their keys
- * (messages as a list of messages). The official JS server derives these from the TypeScript
- * types instead; see docs/graphs.md.
+ * (messages as a list of messages) when their TypeScript types cannot be read.
  */
 function channelSchema(builder: BuilderSchemas): JsonSchema | undefined {
   const channels = builder.channels;
@@ -144,15 +143,29 @@ function channelSchema(builder: BuilderSchemas): JsonSchema | undefined {
 }
 
 /**
- * The JSON Schemas of a graph, derived in the official JS server's order: a `StateSchema`, then
- * zod through LangGraph's registry, then zod directly; the context schema is the config schema
- * (in LangGraph.js the two are one).
+ * The schemas a graph carries at run time, in the official JS server's order: a `StateSchema`,
+ * then zod through LangGraph's registry, then zod directly. Undefined for graphs declared only
+ * with TypeScript types (`Annotation`, `entrypoint`, ...): see typed-schemas.ts.
  */
-export function graphSchemas(graph: AnyGraph): GraphSchemas {
+export function runtimeSchemas(graph: AnyGraph): Derived | undefined {
   const builder = builderOf(graph);
-  const derived = builder
+  return builder
     ? (fromStateSchema(builder) ?? fromZodRegistry(graph) ?? fromZod(builder))
     : undefined;
+}
+
+/** More than `{ type: 'object' }`: the official server answers that for a type it cannot see into. */
+function describes(schema: JsonSchema | undefined): schema is JsonSchema {
+  return !!schema && Object.keys(schema).some((key) => key !== 'type' && key !== '$schema');
+}
+
+/**
+ * The JSON Schemas of a graph: those it carries at run time, else those of its TypeScript types
+ * (`typed`), else its channels' keys; the context schema is the config schema (in LangGraph.js
+ * the two are one). An empty typed state, input or output leaves the channels' keys in its place.
+ */
+export function graphSchemas(graph: AnyGraph, typed?: Derived): GraphSchemas {
+  const derived = runtimeSchemas(graph);
   if (derived) {
     return {
       input_schema: derived.input ?? null,
@@ -162,13 +175,16 @@ export function graphSchemas(graph: AnyGraph): GraphSchemas {
       context_schema: derived.config ?? null,
     };
   }
-  const channels = (builder && channelSchema(builder)) ?? null;
+  const builder = builderOf(graph);
+  const channels = (builder && channelSchema(builder)) ?? undefined;
+  const pick = (schema: JsonSchema | undefined) =>
+    (describes(schema) ? schema : (channels ?? schema)) ?? null;
   return {
-    input_schema: channels,
-    output_schema: channels,
-    state_schema: channels,
-    config_schema: null,
-    context_schema: null,
+    input_schema: typed ? pick(typed.input) : (channels ?? null),
+    output_schema: typed ? pick(typed.output) : (channels ?? null),
+    state_schema: typed ? pick(typed.state) : (channels ?? null),
+    config_schema: typed?.config ?? null,
+    context_schema: typed?.config ?? null,
   };
 }
 

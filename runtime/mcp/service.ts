@@ -66,8 +66,9 @@ export class McpService {
     const tools = await Promise.all(
       kept.map(async ({ assistant, name }) => {
         try {
+          // A model's client waits on this list: types not read yet are not waited for.
           const schemas = (await this.call(
-            headers,
+            { ...headers, 'x-graphdock-schema-types': 'if-ready' },
             'GET',
             `/assistants/${encodeURIComponent(assistant.assistant_id)}/schemas`,
           )) as { input_schema?: unknown };

@@ -49,8 +49,12 @@ function isInlineMessage(item: Schema): boolean {
 function isMessageList(prop: unknown, defsKey: string | undefined): boolean {
   if (!isObject(prop) || prop.type !== 'array' || !isObject(prop.items)) return false;
   if (isInlineMessage(prop.items)) return true;
-  const choices = prop.items.oneOf ?? prop.items.anyOf ?? [];
   const prefix = `#/${defsKey ?? '$defs'}/`;
+  // From TypeScript types: one `$ref` to `BaseMessage<...>` (see runtime/graphs/typed-schemas).
+  const ref = prop.items.$ref;
+  if (typeof ref === 'string' && ref.startsWith(prefix))
+    return /^BaseMessage(?:<|$)/.test(ref.slice(prefix.length));
+  const choices = prop.items.oneOf ?? prop.items.anyOf ?? [];
   return (Array.isArray(choices) ? choices : []).some(
     (c) =>
       isObject(c) &&
@@ -77,15 +81,47 @@ export function toolInputSchema(input: unknown): Schema {
     if (Object.keys(defs).length === 0) delete schema[defsKey];
   }
   const props = isObject(schema.properties) ? schema.properties : {};
+  const replaced: unknown[] = [];
   for (const [key, prop] of Object.entries(props))
-    if (isMessageList(prop, defsKey))
+    if (isMessageList(prop, defsKey)) {
+      replaced.push(prop);
       props[key] = {
         type: 'string',
         title: (isObject(prop) && prop.title) || key,
         description: 'The user message to send to the agent.',
       };
+    }
+  if (replaced.length && defsKey) dropDefinitionsOf(replaced, schema, defsKey);
   schema.type ??= 'object';
   return schema;
+}
+
+/**
+ * Removes the definitions that only the replaced message lists used (with types read from
+ * TypeScript, `BaseMessage` and everything it refers to).
+ */
+function dropDefinitionsOf(replaced: unknown[], schema: Schema, defsKey: string): void {
+  const defs = schema[defsKey];
+  if (!isObject(defs)) return;
+  const prefix = `#/${defsKey}/`;
+  const reachable = (from: unknown): Set<string> => {
+    const refsIn = (value: unknown): string[] =>
+      [...JSON.stringify(value ?? null).matchAll(/"\$ref":"([^"]*)"/g)]
+        .map((m) => m[1]!)
+        .filter((ref) => ref.startsWith(prefix))
+        .map((ref) => ref.slice(prefix.length));
+    const seen = new Set<string>();
+    const pending = refsIn(from);
+    for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      pending.push(...refsIn(defs[name]));
+    }
+    return seen;
+  };
+  const kept = reachable({ ...schema, [defsKey]: undefined });
+  for (const name of reachable(replaced)) if (!kept.has(name)) delete defs[name];
+  if (Object.keys(defs).length === 0) delete schema[defsKey];
 }
 
 export interface ToolAssistant {

@@ -67,6 +67,9 @@ async function startOnce(options: ServerOptions, port: number): Promise<RunningS
   const env: Record<string, string | undefined> = {
     ...process.env,
     LOG_LEVEL: 'warn',
+    // Reading graphs' TypeScript types takes 20-60 s of CPU here: only the files that test it
+    // (typed-schemas.test.ts) turn it on.
+    GRAPHDOCK_SCHEMAS_FROM_TYPES: 'false',
     ...options.env,
   };
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;

@@ -56,4 +56,35 @@ describe('toolInputSchema', () => {
     });
     expect(toolInputSchema(null)).toEqual({ type: 'object' });
   });
+
+  it('does the same for messages read from TypeScript types, dropping only their definitions', () => {
+    const message = 'BaseMessage<MessageStructure<MessageToolSet>,MessageType>';
+    const schema = toolInputSchema({
+      type: 'object',
+      properties: {
+        messages: { type: 'array', items: { $ref: `#/definitions/${message}` } },
+        meta: { $ref: '#/definitions/Record<string,unknown>' },
+      },
+      definitions: {
+        [message]: { oneOf: [{ $ref: '#/definitions/RemoveMessage' }] },
+        RemoveMessage: { properties: { extra: { $ref: '#/definitions/Record<string,unknown>' } } },
+        'Record<string,unknown>': { type: 'object' },
+        Unused: { type: 'string' },
+      },
+      $schema: 'http://json-schema.org/draft-07/schema#',
+    });
+    expect(schema).toEqual({
+      type: 'object',
+      properties: {
+        messages: {
+          type: 'string',
+          title: 'messages',
+          description: 'The user message to send to the agent.',
+        },
+        meta: { $ref: '#/definitions/Record<string,unknown>' },
+      },
+      definitions: { 'Record<string,unknown>': { type: 'object' }, Unused: { type: 'string' } },
+      $schema: 'http://json-schema.org/draft-07/schema#',
+    });
+  });
 });
