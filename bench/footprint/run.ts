@@ -4,8 +4,9 @@
 //
 // Parties (each started, measured and stopped in turn; one PostgreSQL for those that use one,
 // started before any of them, so no party's time includes a database start):
-// - graphdock: `graphdock runtime` (the command is --graphdock, e.g. "node dist/bin/graphdock.mjs"
-//   for the compiled build), on PostgreSQL;
+// - graphdock: `graphdock runtime` as the image runs it (the compiled build of `npm run build` on
+//   the image's Node.js and ENTRYPOINT flags; --graphdock gives another command, e.g.
+//   "node bin/graphdock.mjs" for the sources), on PostgreSQL;
 // - langgraph-js: the official in-memory dev server, @langchain/langgraph-api from bench/baseline;
 // - langgraph-py: the official Python dev server, `langgraph dev` from PyPI `langgraph-cli[inmem]`;
 // - aegra: PyPI `aegra-api` (uvicorn) on PostgreSQL, its migrations run at its start.
@@ -19,7 +20,7 @@
 //   npx tsx bench/footprint/run.ts [--runs 1000] [--warmup 200] [--clients 16] [--turns 10]
 //                                  [--only graphdock,aegra] [--graphdock "node bin/graphdock.mjs"]
 //                                  [--workers 1]
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -32,6 +33,7 @@ import { ensurePythonVenv } from '../../test/support/python.js';
 import { HttpClient } from '../http/load.js';
 import { writeJsonReport } from '../http/report.js';
 import { ensureBaselineInstalled } from '../http/servers.js';
+import { imageNode, imageNodeFlags } from '../../scripts/image-node.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 const HERE = import.meta.dirname;
@@ -45,7 +47,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '16' },
     turns: { type: 'string', default: '10' },
     only: { type: 'string', default: 'graphdock,langgraph-js,langgraph-py,aegra' },
-    graphdock: { type: 'string', default: `${process.execPath} bin/graphdock.mjs` },
+    graphdock: { type: 'string', default: '' },
     workers: { type: 'string', default: '1' },
     idle: { type: 'string', default: '3' },
   },
@@ -56,7 +58,9 @@ const options = {
   clients: Number(values.clients),
   turns: Number(values.turns),
   only: values.only.split(','),
-  graphdock: values.graphdock.split(' ').filter(Boolean),
+  graphdock: values.graphdock
+    ? values.graphdock.split(' ').filter(Boolean)
+    : [imageNode(), ...imageNodeFlags(), 'dist/bin/graphdock.mjs'],
   workers: Number(values.workers),
   idleMs: Number(values.idle) * 1000,
 };
@@ -154,7 +158,15 @@ function graphdock(db: Database): Party {
       const port = await freePort();
       const url = await db.url('graphdock');
       const [command, ...pre] = options.graphdock;
-      const args = [...pre, 'runtime', '--config', EXAMPLES_CONFIG];
+      // The echo graph alone, as every peer serves it (the examples' other graphs would add their
+      // modules to the start and the memory).
+      const cwd = mkdtempSync(join(tmpdir(), 'graphdock-footprint-'));
+      const config = JSON.parse(readFileSync(EXAMPLES_CONFIG, 'utf8')) as {
+        graphs: Record<string, string>;
+      };
+      const echo = resolve(dirname(EXAMPLES_CONFIG), config.graphs.echo!);
+      writeFileSync(join(cwd, 'langgraph.json'), JSON.stringify({ graphs: { echo } }));
+      const args = [...pre, 'runtime', '--config', join(cwd, 'langgraph.json')];
       args.push('--port', String(port), '--host', '127.0.0.1');
       const env = {
         ...process.env,
@@ -162,6 +174,8 @@ function graphdock(db: Database): Party {
         LOG_LEVEL: 'warn',
         GRAPHDOCK_WORKERS: String(options.workers),
       };
+      // As a pod finds it: the database migrated (by `graphdock migrate`, or an earlier pod).
+      execFileSync(command!, [...pre, 'migrate'], { env, cwd: REPO_ROOT, stdio: 'ignore' });
       const { child, spawnedAt } = spawnServer(command!, args, env, REPO_ROOT);
       return {
         child,
@@ -169,6 +183,7 @@ function graphdock(db: Database): Party {
         url: `http://127.0.0.1:${port}`,
         postgresPid: db.pid,
         description: `${options.graphdock.join(' ')} runtime, GRAPHDOCK_WORKERS=${options.workers}, N_JOBS_PER_WORKER=10, durable PostgreSQL (migrated before)`,
+        cleanup: () => rmSync(cwd, { recursive: true, force: true }),
       };
     },
   };

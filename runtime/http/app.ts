@@ -19,7 +19,7 @@ import {
   type AuthLookups,
   type CustomAuth,
 } from '../auth/index.js';
-import { frontServer, type CustomApp } from '../custom-app/index.js';
+import { loadFrontServer, type CustomApp } from '../custom-app/index.js';
 import { apiGate } from './gate.js';
 import { a2aRoutes, type A2aService } from '../a2a/index.js';
 import { assistantRoutes, type AssistantService } from '../assistants/index.js';
@@ -113,8 +113,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger: FastifyBaseLogger = deps.logger;
   const prefix = mountPrefix(deps.http.mount_prefix);
   const { customApp } = deps;
+  const frontServer = customApp ? await loadFrontServer() : undefined;
   const app = Fastify({
-    ...(customApp
+    ...(customApp && frontServer
       ? {
           serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
             frontServer(

@@ -1,12 +1,11 @@
 // The Streamable HTTP MCP endpoint, stateless as on the official server: each POST is one
 // JSON-RPC exchange answered as JSON by a fresh SDK server; GET (a server-sent stream) is 405 and
 // DELETE (ending a session) is 404, there being no sessions.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { mcpSdk } from './sdk.js';
 import type { McpService } from './service.js';
 
 const tags = ['MCP'];
@@ -29,7 +28,12 @@ function flatHeaders(req: FastifyRequest): Record<string, string> {
   return out;
 }
 
-function serverFor(service: McpService, version: string, headers: Record<string, string>): Server {
+async function serverFor(
+  service: McpService,
+  version: string,
+  headers: Record<string, string>,
+): Promise<Server> {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await mcpSdk();
   const caller = Object.fromEntries(
     Object.entries(headers).filter(([k]) => !NOT_PASSED.has(k) && !k.startsWith('mcp-')),
   );
@@ -78,7 +82,8 @@ export function mcpRoutes(service: McpService, version: string): FastifyPluginAs
       },
       async (req, reply) => {
         const headers = flatHeaders(req);
-        const server = serverFor(service, version, headers);
+        const server = await serverFor(service, version, headers);
+        const { WebStandardStreamableHTTPServerTransport } = await mcpSdk();
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,

@@ -1,8 +1,9 @@
 // The MCP methods over the API itself: like the official server, each call goes through the
 // HTTP routes with the caller's headers (a loopback, in process), so authentication, the
 // project's `on` handlers and their filters apply exactly as they do to the caller's own requests.
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../common/logging/index.js';
+import { mcpSdk } from './sdk.js';
 import { toolOf, uniqueByToolName, type Tool, type ToolAssistant } from './tools.js';
 
 /** One request to this server's own API (path without the mount prefix). */
@@ -38,6 +39,7 @@ export class McpService {
     });
     if (res.status >= 200 && res.status < 300) return res.body;
     const detail = (res.body as { detail?: unknown } | null)?.detail;
+    const { McpError, ErrorCode } = await mcpSdk();
     throw new McpError(
       ErrorCode.InternalError,
       `${method} ${path} answered ${res.status}${typeof detail === 'string' ? `: ${detail}` : ''}`,
@@ -99,6 +101,7 @@ export class McpService {
     const matches = (await this.search(headers, 0, MAX_ASSISTANTS)).filter(
       (a) => uniqueByToolName([a]).kept[0]?.name === name,
     );
+    const { McpError, ErrorCode } = await mcpSdk();
     if (matches.length === 0) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     if (matches.length > 1)
       throw new McpError(ErrorCode.InvalidParams, 'Multiple tools found with the same name.');
