@@ -4,16 +4,23 @@
 // and verified (HeadObject size and ETag), and file names depend only on the run and the file's
 // position, so a crash at any point neither loses nor duplicates a row: the retry rewrites the
 // same object from the same cursor.
-import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { SqlParams } from '../common/db/index.js';
 import type { ExportRunnerSettings } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
-import { compileFilter, type ExportedRun, type TraceStore } from '../traces/index.js';
+import {
+  compileFilter,
+  type ExportedRun,
+  type ExportQuery,
+  type TraceStore,
+} from '../traces/index.js';
 import { decodeCursor, encodeCursor, fileName, runFolder, type Cursor } from './model.js';
-import { EXPORT_FIELDS, ParquetRunWriter, type Compression } from './parquet.js';
+import { EXPORT_FIELDS, encodeCsvChunk, type Compression } from './parquet.js';
 import type { ExportRow, ExportStore, RunRow } from './store.js';
 
 /** Where an export writes: a client with the destination's credentials and its bucket. */
@@ -121,117 +128,113 @@ export class ExportRunner {
     owner: string,
     isLost: () => boolean,
   ): Promise<void> {
-    const fields = exp.export_fields?.length ? exp.export_fields : EXPORT_FIELDS;
+    // In the schema's order, whatever the request's: the CSV columns and the encoder agree.
+    const chosen = exp.export_fields?.length ? exp.export_fields : EXPORT_FIELDS;
+    const fields = EXPORT_FIELDS.filter((f) => chosen.includes(f));
     const folder = runFolder(
       '',
       { exportId: exp.id, tenantId: exp.tenant_id, sessionId: exp.session_id },
       new Date(run.start_time),
     );
-    const page = (after: Cursor | undefined) => {
+    // Filter parameters are numbered from 1 in each statement: a fresh set per query.
+    const query = (after: Cursor | undefined) => {
       const params = new SqlParams();
       const conditions = exp.filter ? [compileFilter(exp.filter, params)] : [];
-      return this.traces.exportPage(
-        exp.tenant_id,
-        {
+      return {
+        params,
+        query: {
           sessionId: exp.session_id,
           start: run.start_time,
           end: run.end_time,
           after,
-          limit: this.settings.rowGroupSize,
+          limit: this.settings.rowsPerFile,
           conditions,
         },
-        params,
-      );
+      };
     };
-    let committed = run.cursor;
-    let seq = run.files.length;
-    let rows = await page(decodeCursor(committed));
-    while (rows.length) {
-      if (isLost()) throw new LeaseLost();
-      const key = target.key(`${folder}/${fileName(run.id, seq)}`);
-      const { last, count, next } = await this.writeFile(
-        run,
-        owner,
-        exp,
-        fields,
-        target,
-        key,
-        rows,
-        page,
-      );
-      const cursor = encodeCursor({ startMicros: last.start_time, id: last.id });
-      if (
-        !(await this.store.commitFile(run.id, owner, committed, {
-          cursor,
-          file: target.pathOf(key),
-          rows: count,
-        }))
-      )
-        throw new LeaseLost();
-      run.cursor = cursor;
-      committed = cursor;
-      seq++;
-      rows = next;
+    const dir = await mkdtemp(join(tmpdir(), 'graphdock-export-'));
+    try {
+      let seq = run.files.length;
+      for (;;) {
+        if (isLost()) throw new LeaseLost();
+        const after = decodeCursor(run.cursor);
+        const chunk = query(after);
+        const end = await this.traces.exportChunkEnd(exp.tenant_id, chunk.query, chunk.params);
+        if (!end) break;
+        const key = target.key(`${folder}/${fileName(run.id, seq)}`);
+        const rows = await this.writeFile(run, owner, exp, fields, target, key, dir, () => {
+          const copy = query(after);
+          return { ...copy, query: { ...copy.query, until: end.last } };
+        });
+        const cursor = encodeCursor(end.last);
+        if (
+          !(await this.store.commitFile(run.id, owner, run.cursor, {
+            cursor,
+            file: target.pathOf(key),
+            rows,
+          }))
+        )
+          throw new LeaseLost();
+        run.cursor = cursor;
+        seq++;
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   }
 
   /**
-   * Writes `first` and the pages after it to one object, up to `rowsPerFile` rows; returns the
-   * last row written and the page after the file (empty at the window's end).
+   * Writes the chunk `copy` reads to one object: PostgreSQL's COPY writes it to a local CSV file,
+   * DuckDB encodes that as Parquet in row groups, and the file streams to S3 as a multipart
+   * upload, verified before this returns the rows it holds. Local files are removed either way.
    */
   private async writeFile(
     run: RunRow,
     owner: string,
-    exp: { compression: string },
-    fields: readonly string[],
+    exp: ExportRow,
+    fields: readonly (keyof ExportedRun)[],
     target: ExportTarget,
     key: string,
-    first: ExportedRun[],
-    page: (after: Cursor | undefined) => Promise<ExportedRun[]>,
-  ): Promise<{ last: ExportedRun; count: number; next: ExportedRun[] }> {
-    const body = new PassThrough();
-    const upload = new Upload({
-      client: target.client,
-      params: {
-        Bucket: target.bucket,
-        Key: key,
-        Body: body,
-        ContentType: 'application/vnd.apache.parquet',
-      },
-      partSize: this.settings.partSize,
-      queueSize: this.settings.queueSize,
-      leavePartsOnError: false,
-    });
-    let bytes = 0;
-    const done = upload.done();
-    // A failed upload stops reading: fail the writer too instead of waiting for a drain.
-    done.catch((err: unknown) => body.destroy(err as Error));
-    const writer = new ParquetRunWriter(fields, compressionOf(exp.compression), async (chunk) => {
-      bytes += chunk.length;
-      if (!body.write(chunk)) await once(body, 'drain');
-    });
+    dir: string,
+    copy: () => {
+      params: SqlParams;
+      query: ExportQuery & { until: Cursor };
+    },
+  ): Promise<number> {
+    const csv = join(dir, 'chunk.csv');
+    const parquet = join(dir, 'chunk.parquet');
+    let upload: Upload | undefined;
     try {
-      let rows = first;
-      let count = 0;
-      let last = first.at(-1)!;
       await this.store.setPending(run.id, owner, {
         file_path: target.pathOf(key),
         from_cursor: run.cursor,
       });
-      for (;;) {
-        last = rows.at(-1)!;
-        // Read the next page while this one is encoded.
-        const full = rows.length === this.settings.rowGroupSize;
-        const nextPage = full ? page({ startMicros: last.start_time, id: last.id }) : undefined;
-        nextPage?.catch(() => undefined);
-        await writer.writeRowGroup(rows);
-        count += rows.length;
-        rows = nextPage ? await nextPage : [];
-        if (!rows.length || count >= this.settings.rowsPerFile) break;
-      }
-      await writer.finish();
-      body.end();
-      const result = await done;
+      const { params, query } = copy();
+      const copied = await this.traces.copyExportRows(exp.tenant_id, query, fields, csv, params);
+      const rows = await encodeCsvChunk(
+        csv,
+        parquet,
+        fields,
+        compressionOf(exp.compression),
+        this.settings.rowGroupSize,
+      );
+      await rm(csv, { force: true });
+      if (rows !== copied) throw new Error(`encoded ${rows} rows of the ${copied} copied`);
+      const bytes = (await stat(parquet)).size;
+      upload = new Upload({
+        client: target.client,
+        params: {
+          Bucket: target.bucket,
+          Key: key,
+          Body: createReadStream(parquet),
+          ContentLength: bytes,
+          ContentType: 'application/vnd.apache.parquet',
+        },
+        partSize: this.settings.partSize,
+        queueSize: this.settings.queueSize,
+        leavePartsOnError: false,
+      });
+      const result = await upload.done();
       // Verify before the cursor moves: the object is there, whole, and the one just written.
       const head = await target.client.send(
         new HeadObjectCommand({ Bucket: target.bucket, Key: key }),
@@ -240,13 +243,15 @@ export class ExportRunner {
         throw new Error(
           `uploaded object ${key} does not verify: ${head.ContentLength} bytes (${head.ETag}), wrote ${bytes} (${result.ETag})`,
         );
-      return { last, count, next: rows };
+      return rows;
     } catch (err) {
       // No partial object: lib-storage aborts the multipart upload when a part fails; abort it
-      // here too when the failure was ours (a read, the encoder).
-      await upload.abort().catch(() => undefined);
-      body.destroy();
+      // here too when the failure was ours.
+      await upload?.abort().catch(() => undefined);
       throw err;
+    } finally {
+      await rm(csv, { force: true });
+      await rm(parquet, { force: true });
     }
   }
 }
