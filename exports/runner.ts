@@ -13,12 +13,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { SqlParams } from '../common/db/index.js';
 import type { ExportRunnerSettings } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
-import {
-  compileFilter,
-  type ExportedRun,
-  type ExportQuery,
-  type TraceStore,
-} from '../traces/index.js';
+import { compileFilter, type ExportedRun, type TraceStore } from '../traces/index.js';
 import { decodeCursor, encodeCursor, fileName, runFolder, type Cursor } from './model.js';
 import { EXPORT_FIELDS, encodeCsvChunk, type Compression } from './parquet.js';
 import type { ExportRow, ExportStore, RunRow } from './store.js';
@@ -153,20 +148,38 @@ export class ExportRunner {
       };
     };
     const dir = await mkdtemp(join(tmpdir(), 'graphdock-export-'));
+    let made = 0;
+    // Copies the file after `after` out of PostgreSQL into a local CSV: the chunk's end first,
+    // so the COPY reads exactly (after, end] and a retry reads the same rows.
+    const prepare = async (after: Cursor | undefined): Promise<Chunk | undefined> => {
+      const chunk = query(after);
+      const end = await this.traces.exportChunkEnd(exp.tenant_id, chunk.query, chunk.params);
+      if (!end) return undefined;
+      const csv = join(dir, `chunk-${made++}.csv`);
+      const copy = query(after);
+      const t0 = performance.now();
+      const rows = await this.traces.copyExportRows(
+        exp.tenant_id,
+        { ...copy.query, until: end.last },
+        fields,
+        csv,
+        copy.params,
+      );
+      return { csv, rows, last: end.last, copyMs: performance.now() - t0 };
+    };
+    let next: Promise<Chunk | undefined> = prepare(decodeCursor(run.cursor));
     try {
       let seq = run.files.length;
       for (;;) {
+        const chunk = await next;
+        if (!chunk) break;
         if (isLost()) throw new LeaseLost();
-        const after = decodeCursor(run.cursor);
-        const chunk = query(after);
-        const end = await this.traces.exportChunkEnd(exp.tenant_id, chunk.query, chunk.params);
-        if (!end) break;
+        // PostgreSQL copies the next file's rows while this one is encoded and uploaded.
+        next = prepare(chunk.last);
+        next.catch(() => undefined);
         const key = target.key(`${folder}/${fileName(run.id, seq)}`);
-        const rows = await this.writeFile(run, owner, exp, fields, target, key, dir, () => {
-          const copy = query(after);
-          return { ...copy, query: { ...copy.query, until: end.last } };
-        });
-        const cursor = encodeCursor(end.last);
+        const rows = await this.writeFile(run, owner, exp, fields, target, key, chunk);
+        const cursor = encodeCursor(chunk.last);
         if (
           !(await this.store.commitFile(run.id, owner, run.cursor, {
             cursor,
@@ -179,14 +192,16 @@ export class ExportRunner {
         seq++;
       }
     } finally {
+      // A copy still running writes into the folder: let it end before removing it.
+      await next.catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     }
   }
 
   /**
-   * Writes the chunk `copy` reads to one object: PostgreSQL's COPY writes it to a local CSV file,
-   * DuckDB encodes that as Parquet in row groups, and the file streams to S3 as a multipart
-   * upload, verified before this returns the rows it holds. Local files are removed either way.
+   * Writes a copied chunk to one object: DuckDB encodes its CSV as Parquet in row groups, and
+   * the file streams to S3 as a multipart upload, verified before this returns the rows it
+   * holds. Local files are removed either way.
    */
   private async writeFile(
     run: RunRow,
@@ -195,31 +210,26 @@ export class ExportRunner {
     fields: readonly (keyof ExportedRun)[],
     target: ExportTarget,
     key: string,
-    dir: string,
-    copy: () => {
-      params: SqlParams;
-      query: ExportQuery & { until: Cursor };
-    },
+    chunk: Chunk,
   ): Promise<number> {
-    const csv = join(dir, 'chunk.csv');
-    const parquet = join(dir, 'chunk.parquet');
+    const parquet = chunk.csv.replace(/\.csv$/, '.parquet');
     let upload: Upload | undefined;
     try {
       await this.store.setPending(run.id, owner, {
         file_path: target.pathOf(key),
         from_cursor: run.cursor,
       });
-      const { params, query } = copy();
-      const copied = await this.traces.copyExportRows(exp.tenant_id, query, fields, csv, params);
+      const t0 = performance.now();
       const rows = await encodeCsvChunk(
-        csv,
+        chunk.csv,
         parquet,
         fields,
         compressionOf(exp.compression),
         this.settings.rowGroupSize,
       );
-      await rm(csv, { force: true });
-      if (rows !== copied) throw new Error(`encoded ${rows} rows of the ${copied} copied`);
+      await rm(chunk.csv, { force: true });
+      if (rows !== chunk.rows) throw new Error(`encoded ${rows} rows of the ${chunk.rows} copied`);
+      const t1 = performance.now();
       const bytes = (await stat(parquet)).size;
       upload = new Upload({
         client: target.client,
@@ -243,6 +253,18 @@ export class ExportRunner {
         throw new Error(
           `uploaded object ${key} does not verify: ${head.ContentLength} bytes (${head.ETag}), wrote ${bytes} (${result.ETag})`,
         );
+      // Where a file's time goes, for tuning (bench/exports/run.ts prints it).
+      this.logger.debug(
+        {
+          exportRun: run.id,
+          rows,
+          bytes,
+          copyMs: Math.round(chunk.copyMs),
+          encodeMs: Math.round(t1 - t0),
+          uploadMs: Math.round(performance.now() - t1),
+        },
+        'export file written',
+      );
       return rows;
     } catch (err) {
       // No partial object: lib-storage aborts the multipart upload when a part fails; abort it
@@ -250,10 +272,19 @@ export class ExportRunner {
       await upload?.abort().catch(() => undefined);
       throw err;
     } finally {
-      await rm(csv, { force: true });
+      await rm(chunk.csv, { force: true });
       await rm(parquet, { force: true });
     }
   }
+}
+
+/** One file's rows, copied out of PostgreSQL into a local CSV and not yet encoded. */
+interface Chunk {
+  csv: string;
+  rows: number;
+  /** The cursor of its last row. */
+  last: Cursor;
+  copyMs: number;
 }
 
 function compressionOf(value: string): Compression {
