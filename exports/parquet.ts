@@ -228,7 +228,7 @@ function duckdb(): Promise<DuckDBInstance> {
     const { DuckDBInstance } = await import('@duckdb/node-api');
     return DuckDBInstance.create(':memory:', {
       threads: '2',
-      memory_limit: '256MB',
+      memory_limit: '128MB',
     });
   })();
   return duck;
