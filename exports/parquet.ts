@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
 import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
+import type { DuckDBInstance } from '@duckdb/node-api';
 import type { SchemaElement } from 'hyparquet';
 import type { Writer } from 'hyparquet-writer/src/types.js';
 import type { ExportedRun } from '../traces/index.js';
@@ -189,5 +190,83 @@ export class ParquetRunWriter {
     for (const element of this.writer.schema)
       if (element.logical_type?.type === 'JSON') element.converted_type = 'JSON';
     await this.writer.finish();
+  }
+}
+
+// The read_csv type of each kind, and the expression that gives the column its Parquet type.
+const CSV_TYPE: Record<Kind, string> = {
+  string: 'VARCHAR',
+  json: 'JSON',
+  time: 'BIGINT',
+  int64: 'BIGINT',
+  double: 'DOUBLE',
+  bool: 'BOOLEAN',
+  list: 'VARCHAR',
+};
+const column = (name: string, kind: Kind) =>
+  kind === 'time'
+    ? `make_timestamp(${name})::TIMESTAMPTZ AS ${name}`
+    : kind === 'list'
+      ? `from_json(${name}, '["VARCHAR"]') AS ${name}`
+      : name;
+
+const DUCKDB_CODEC = {
+  none: 'uncompressed',
+  gzip: 'gzip',
+  snappy: 'snappy',
+  zstd: 'zstd',
+} as const;
+
+let duck: Promise<DuckDBInstance> | undefined;
+
+/**
+ * DuckDB, loaded on the first export (a native library the other commands never need), with
+ * bounded memory: it streams the CSV through its Parquet writer one row group at a time.
+ */
+function duckdb(): Promise<DuckDBInstance> {
+  duck ??= (async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    return DuckDBInstance.create(':memory:', {
+      threads: '2',
+      memory_limit: '128MB',
+    });
+  })();
+  return duck;
+}
+
+const quote = (path: string) => `'${path.replaceAll("'", "''")}'`;
+
+/**
+ * Encodes a CSV chunk written by the trace store (`copyExportRows`, columns `fields` in the
+ * export's order) as one Parquet file with DuckDB's native writer: the same schema as
+ * ParquetRunWriter's (strings, JSON, TIMESTAMP(MICROS, UTC), int64, double, boolean,
+ * LIST<UTF8>). Returns the rows written.
+ */
+export async function encodeCsvChunk(
+  csvPath: string,
+  parquetPath: string,
+  fields: readonly string[],
+  compression: Compression,
+  rowGroupSize: number,
+): Promise<number> {
+  const columns = EXPORT_COLUMNS.filter(([name]) => fields.includes(name));
+  const types = columns.map(([name, kind]) => `'${name}': '${CSV_TYPE[kind]}'`).join(', ');
+  // PostgreSQL's CSV: NULL is an empty unquoted field, an empty string is "" (allow_quoted_nulls
+  // off keeps it a string); quotes are doubled.
+  const source = `read_csv(${quote(csvPath)}, header = false, auto_detect = false, delim = ',',
+    quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${types}})`;
+  // A connection per file: runs executing side by side each get their own.
+  const conn = await (await duckdb()).connect();
+  try {
+    // Epoch microseconds to TIMESTAMPTZ exactly, whatever the host's zone.
+    await conn.run(`SET TimeZone = 'UTC'`);
+    const result = await conn.run(
+      `COPY (SELECT ${columns.map(([name, kind]) => column(name, kind)).join(', ')} FROM ${source})
+         TO ${quote(parquetPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]},
+         ROW_GROUP_SIZE ${Math.max(1, Math.floor(rowGroupSize))})`,
+    );
+    return Number(result.rowsChanged);
+  } finally {
+    conn.closeSync();
   }
 }

@@ -1,5 +1,12 @@
 // SQL of the trace store: sessions, day-partitioned runs, pending updates and retention.
-import { jsonb, SqlParams, whereClause, type Pool } from '../common/db/index.js';
+import {
+  copyToFile,
+  inlineParams,
+  jsonb,
+  SqlParams,
+  whereClause,
+  type Pool,
+} from '../common/db/index.js';
 import type { ExportedRun, RunRecord, RunPatch, SessionRow, StoredRun } from './model.js';
 
 /** The run columns written from an ingested record, with their types for jsonb_to_recordset. */
@@ -393,6 +400,57 @@ export class TraceStore {
     return rows;
   }
 
+  /**
+   * Where the next export file ends: of the rows after `after` (keyset order), the first `limit`;
+   * their count and the last one's cursor, or undefined when none is left.
+   */
+  async exportChunkEnd(
+    tenantId: string,
+    query: ExportQuery,
+    params = new SqlParams(),
+  ): Promise<{ rows: number; last: { startMicros: string; id: string } } | undefined> {
+    const where = exportWhere(tenantId, query, params);
+    const { rows } = await this.pool.query<{ n: number; micros: string; id: string }>(
+      `WITH c AS (SELECT r.start_time, r.id FROM trace_runs r ${where}
+                   ORDER BY r.start_time, r.id LIMIT ${params.add(query.limit)})
+       SELECT (SELECT count(*) FROM c)::int AS n,
+              ${MICROS('start_time')}::text AS micros, id::text
+         FROM c ORDER BY start_time DESC, id DESC LIMIT 1`,
+      params.values,
+    );
+    const row = rows[0];
+    return row ? { rows: row.n, last: { startMicros: row.micros, id: row.id } } : undefined;
+  }
+
+  /**
+   * Writes the rows after `after` up to and including `until` (keyset order) to `path` as CSV
+   * through `COPY … TO STDOUT`, with the columns `fields` in that order: JSON as its text, times
+   * as epoch microseconds, arrays as JSON arrays. Nothing is parsed in this process: the rows go
+   * from PostgreSQL's output to the file. Returns the row count.
+   */
+  async copyExportRows(
+    tenantId: string,
+    query: ExportQuery & { until: { startMicros: string; id: string } },
+    fields: readonly (keyof ExportedRun)[],
+    path: string,
+    params = new SqlParams(),
+  ): Promise<number> {
+    const c = exportWhere(tenantId, query, params);
+    const until = `(r.start_time, r.id) <= (${keysetTime(params.add(query.until.startMicros))}, ${params.add(query.until.id)}::uuid)`;
+    const select = `SELECT ${fields.map((f) => EXPORT_CSV_COLUMNS[f]).join(', ')}
+       FROM trace_runs r ${c} AND ${until} ORDER BY r.start_time, r.id`;
+    const client = await this.pool.connect();
+    try {
+      return await copyToFile(
+        client,
+        `COPY (${inlineParams(select, params.values)}) TO STDOUT (FORMAT csv)`,
+        path,
+      );
+    } finally {
+      client.release();
+    }
+  }
+
   /** A thread's runs in execution order: traces by start, each trace in dotted order. */
   async threadRuns(tenantId: string, threadId: string, sessionId?: string): Promise<StoredRun[]> {
     const params = new SqlParams();
@@ -477,3 +535,67 @@ export class TraceStore {
     return rowCount ?? 0;
   }
 }
+
+/** The window of an export read: one project's runs in `[start, end)` after a keyset cursor. */
+export interface ExportQuery {
+  sessionId: string;
+  start: string;
+  end: string;
+  after?: { startMicros: string; id: string };
+  limit: number;
+  conditions?: string[];
+}
+
+const MICROS = (col: string) => `(extract(epoch FROM ${col}) * 1000000)::bigint`;
+
+// Integer microseconds from the epoch: exact, unlike to_timestamp's double.
+const keysetTime = (micros: string) =>
+  `(timestamptz 'epoch' + ${micros}::bigint * interval '1 microsecond')`;
+
+function exportWhere(tenantId: string, query: ExportQuery, params: SqlParams): string {
+  const c = [
+    `r.tenant_id = ${params.add(tenantId)}`,
+    `r.session_id = ${params.add(query.sessionId)}`,
+    `r.start_time >= ${params.add(query.start)}::timestamptz`,
+    `r.start_time < ${params.add(query.end)}::timestamptz`,
+  ];
+  if (query.after)
+    c.push(
+      `(r.start_time, r.id) > (${keysetTime(params.add(query.after.startMicros))}, ${params.add(query.after.id)}::uuid)`,
+    );
+  c.push(...(query.conditions ?? []));
+  return whereClause(c);
+}
+
+/** Each exportable field as a CSV column of `copyExportRows`. */
+const EXPORT_CSV_COLUMNS: Record<keyof ExportedRun, string> = {
+  id: 'r.id',
+  tenant_id: 'r.tenant_id',
+  session_id: 'r.session_id',
+  trace_id: 'r.trace_id',
+  parent_run_id: 'r.parent_run_id',
+  parent_run_ids: 'array_to_json(r.parent_run_ids)',
+  reference_example_id: 'r.reference_example_id',
+  name: 'r.name',
+  run_type: 'r.run_type',
+  start_time: MICROS('r.start_time'),
+  end_time: MICROS('r.end_time'),
+  status: 'r.status',
+  is_root: 'r.is_root',
+  dotted_order: 'r.dotted_order',
+  trace_tier: 'r.trace_tier',
+  inputs: 'r.inputs',
+  outputs: 'r.outputs',
+  error: 'r.error',
+  extra: 'r.extra',
+  events: 'r.events',
+  tags: 'array_to_json(r.tags)',
+  feedback_stats: 'NULL',
+  total_tokens: 'r.total_tokens',
+  prompt_tokens: 'r.prompt_tokens',
+  completion_tokens: 'r.completion_tokens',
+  total_cost: 'r.total_cost::float8',
+  prompt_cost: 'r.prompt_cost::float8',
+  completion_cost: 'r.completion_cost::float8',
+  first_token_time: MICROS('r.first_token_time'),
+};

@@ -34,3 +34,4 @@ export {
   leaseLost,
   type RunFence,
 } from './fence.js';
+export { copyToFile, inlineParams } from './copy.js';

@@ -43,6 +43,8 @@ export interface S3TestServer {
   noDelete: S3Credentials;
   /** Well-formed, but no such user exists. */
   unknown: S3Credentials;
+  /** Makes a new user whose only policy is `policy` (an IAM policy document). */
+  addUser(name: string, policy: unknown): Promise<S3Credentials>;
   /** A client of this server (path style), with the root user unless told otherwise. */
   client(credentials?: S3Credentials): S3Client;
   createBucket(name: string): Promise<void>;
@@ -181,6 +183,20 @@ export async function startS3Server(options: { buckets?: string[] } = {}): Promi
     noWrite,
     noDelete,
     unknown: newCredentials('unknown'),
+    async addUser(name, policy) {
+      const credentials = newCredentials(name);
+      await applyIam(binDir, endpoint, root, {
+        policies: { [`graphdock-${name}`]: policy },
+        users: [
+          {
+            accessKey: credentials.access_key_id,
+            secretKey: credentials.secret_access_key,
+            policy: `graphdock-${name}`,
+          },
+        ],
+      });
+      return credentials;
+    },
     client,
     async createBucket(name) {
       await admin.send(new CreateBucketCommand({ Bucket: name }));
