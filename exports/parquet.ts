@@ -227,7 +227,7 @@ function duckdb(): Promise<DuckDBInstance> {
   duck ??= (async () => {
     const { DuckDBInstance } = await import('@duckdb/node-api');
     return DuckDBInstance.create(':memory:', {
-      threads: '2',
+      threads: '1',
       memory_limit: '128MB',
     });
   })();
