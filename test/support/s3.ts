@@ -271,7 +271,35 @@ interface IamSpec {
   users: { accessKey: string; secretKey: string; policy?: string }[];
 }
 
+/**
+ * Applies the spec one user at a time, each step with every policy again, and retries a step
+ * that fails: right after start MinIO's IAM may still be loading and can lose a policy just
+ * added ("The canned policy does not exist" when attaching it). Adding a policy or a user again
+ * is idempotent, and a step's attach never ran when it failed.
+ */
 async function applyIam(
+  binDir: string,
+  endpoint: string,
+  root: S3Credentials,
+  spec: IamSpec,
+): Promise<void> {
+  const steps = spec.users.length
+    ? spec.users.map((user) => ({ policies: spec.policies, users: [user] }))
+    : [spec];
+  for (const step of steps) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await runS3Admin(binDir, endpoint, root, step);
+        break;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+}
+
+async function runS3Admin(
   binDir: string,
   endpoint: string,
   root: S3Credentials,
