@@ -217,21 +217,14 @@ const DUCKDB_CODEC = {
   zstd: 'zstd',
 } as const;
 
-let duck: Promise<DuckDBInstance> | undefined;
-
 /**
- * DuckDB, loaded on the first export (a native library the other commands never need), with
- * bounded memory: it streams the CSV through its Parquet writer one row group at a time.
+ * A DuckDB instance for one file, closed after it: memory it allocated goes back with it, so
+ * the exporting process does not grow file after file. Loaded on the first export (a native
+ * library the other commands never need); one thread, bounded memory.
  */
-function duckdb(): Promise<DuckDBInstance> {
-  duck ??= (async () => {
-    const { DuckDBInstance } = await import('@duckdb/node-api');
-    return DuckDBInstance.create(':memory:', {
-      threads: '1',
-      memory_limit: '128MB',
-    });
-  })();
-  return duck;
+async function openDuckdb(): Promise<DuckDBInstance> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  return DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '128MB' });
 }
 
 const quote = (path: string) => `'${path.replaceAll("'", "''")}'`;
@@ -255,8 +248,9 @@ export async function encodeCsvChunk(
   // off keeps it a string); quotes are doubled.
   const source = `read_csv(${quote(csvPath)}, header = false, auto_detect = false, delim = ',',
     quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${types}})`;
-  // A connection per file: runs executing side by side each get their own.
-  const conn = await (await duckdb()).connect();
+  // An instance per file: runs executing side by side each get their own.
+  const db = await openDuckdb();
+  const conn = await db.connect();
   try {
     // Epoch microseconds to TIMESTAMPTZ exactly, whatever the host's zone.
     await conn.run(`SET TimeZone = 'UTC'`);
@@ -268,5 +262,6 @@ export async function encodeCsvChunk(
     return Number(result.rowsChanged);
   } finally {
     conn.closeSync();
+    db.closeSync();
   }
 }
