@@ -360,30 +360,11 @@ export class TraceStore {
    */
   async exportPage(
     tenantId: string,
-    query: {
-      sessionId: string;
-      start: string;
-      end: string;
-      after?: { startMicros: string; id: string };
-      limit: number;
-      conditions?: string[];
-    },
+    query: ExportQuery,
     params = new SqlParams(),
   ): Promise<ExportedRun[]> {
-    const c = [
-      `r.tenant_id = ${params.add(tenantId)}`,
-      `r.session_id = ${params.add(query.sessionId)}`,
-      `r.start_time >= ${params.add(query.start)}::timestamptz`,
-      `r.start_time < ${params.add(query.end)}::timestamptz`,
-    ];
-    if (query.after)
-      c.push(
-        // Integer microseconds from the epoch: exact, unlike to_timestamp's double.
-        `(r.start_time, r.id) > (timestamptz 'epoch' + ${params.add(query.after.startMicros)}::bigint * interval '1 microsecond', ${params.add(query.after.id)}::uuid)`,
-      );
-    c.push(...(query.conditions ?? []));
-    const micros = (col: string) =>
-      `(extract(epoch FROM ${col}) * 1000000)::bigint::text AS ${col.slice(2)}`;
+    const where = exportWhere(tenantId, query, params);
+    const micros = (col: string) => `${MICROS(col)}::text AS ${col.slice(2)}`;
     const { rows } = await this.pool.query<ExportedRun>(
       `SELECT r.id::text, r.tenant_id::text, r.session_id::text, r.trace_id::text,
          r.parent_run_id::text, r.parent_run_ids::text[] AS parent_run_ids,
@@ -393,7 +374,7 @@ export class TraceStore {
          NULL::text AS feedback_stats, r.total_tokens::text, r.prompt_tokens::text,
          r.completion_tokens::text, r.total_cost::float8, r.prompt_cost::float8,
          r.completion_cost::float8, ${micros('r.first_token_time')}
-       FROM trace_runs r ${whereClause(c)} ORDER BY r.start_time, r.id
+       FROM trace_runs r ${where} ORDER BY r.start_time, r.id
        LIMIT ${params.add(query.limit)}`,
       params.values,
     );
