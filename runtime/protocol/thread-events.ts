@@ -36,6 +36,12 @@ export interface ProtocolCursor {
   since?: number | undefined;
 }
 
+const protocolEvent = (
+  seq: number,
+  method: string,
+  params: ProtocolEvent['params'],
+): ProtocolEvent => ({ type: 'event', event_id: String(seq), seq, method, params });
+
 /** NOTIFY wakes a waiting stream; this slow poll only covers a lost notification. */
 const IDLE_POLL_MS = 5000;
 const END_EVENT = '__end__';
@@ -150,19 +156,12 @@ export async function* runEvents(
             : run.status;
         const terminal = terminalOf(status, asked, error);
         if (!terminal) break;
-        const seq = base + event.seq;
         out.push({
-          event: {
-            type: 'event',
-            event_id: String(seq),
-            seq,
-            method: 'lifecycle',
-            params: {
-              namespace: [],
-              timestamp: Date.now(),
-              data: { ...terminal, graph_name: graphName },
-            },
-          },
+          event: protocolEvent(base + event.seq, 'lifecycle', {
+            namespace: [],
+            timestamp: Date.now(),
+            data: { ...terminal, graph_name: graphName },
+          }),
         });
         break;
       }
@@ -182,20 +181,13 @@ export async function* runEvents(
         graphName = typeof name === 'string' ? name : '';
       }
       if (event.event === 'input.requested') asked = true;
-      const seq = base + event.seq;
       out.push({
-        event: {
-          type: 'event',
-          event_id: String(seq),
-          seq,
-          method: event.event,
-          params: {
-            namespace: params.namespace ?? [],
-            timestamp: params.timestamp ?? Date.now(),
-            ...(params.node ? { node: params.node } : {}),
-            data: params.data ?? null,
-          },
-        },
+        event: protocolEvent(base + event.seq, event.event, {
+          namespace: params.namespace ?? [],
+          timestamp: params.timestamp ?? Date.now(),
+          ...(params.node ? { node: params.node } : {}),
+          data: params.data ?? null,
+        }),
         paramsJson: spliceable(logged, event.json) ? event.json : undefined,
       });
     }
