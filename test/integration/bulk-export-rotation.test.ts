@@ -18,7 +18,7 @@ import {
 } from '../../exports/index.js';
 import { TraceStore } from '../../traces/index.js';
 import { useS3Server } from '../support/s3.js';
-import { TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
+import { traceApiCall, useTraceApi } from '../support/traces.js';
 
 const BUCKET = 'rotation';
 const PREFIX = 'rot';
@@ -35,20 +35,8 @@ const logger = createLogger({ level: 'silent' });
 
 type Json = Record<string, unknown>;
 
-async function call(method: string, path: string, json?: unknown) {
-  const headers = new Headers({
-    'x-api-key': TRACES_BOOTSTRAP_KEY,
-    'x-tenant-id': api.workspaceId,
-  });
-  if (json !== undefined) headers.set('content-type', 'application/json');
-  const res = await fetch(`${api.api.url}/api/v1${path}`, {
-    method,
-    headers,
-    ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as Json & Json[] };
-}
+const call = (method: string, path: string, json?: unknown) =>
+  traceApiCall(api, method, path, json);
 
 /** An identity that may write objects only under `folders` of the bucket (and tmp/). */
 function onlyUnder(folders: string[]) {

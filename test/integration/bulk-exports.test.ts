@@ -11,7 +11,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useS3Server } from '../support/s3.js';
-import { TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
+import { traceApiCall, useTraceApi } from '../support/traces.js';
 
 const BUCKET = 'exports';
 const KEY_V1 = `v1:${randomBytes(32).toString('base64')}`;
@@ -34,20 +34,8 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 type Json = Record<string, unknown>;
 
-async function call(method: string, path: string, json?: unknown) {
-  const headers = new Headers({
-    'x-api-key': TRACES_BOOTSTRAP_KEY,
-    'x-tenant-id': api.workspaceId,
-  });
-  if (json !== undefined) headers.set('content-type', 'application/json');
-  const res = await fetch(`${api.api.url}/api/v1${path}`, {
-    method,
-    headers,
-    ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as Json & Json[] };
-}
+const call = (method: string, path: string, json?: unknown) =>
+  traceApiCall(api, method, path, json);
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;

@@ -33,6 +33,32 @@ export interface TraceApiFixture {
   newWorkspace(name: string): Promise<{ workspaceId: string; key: string }>;
 }
 
+type Json = Record<string, unknown>;
+
+/**
+ * A JSON request to the api's `/api/v1` as the fixture's workspace (bootstrap key); answers the
+ * status and the parsed body (null when empty).
+ */
+export async function traceApiCall(
+  api: TraceApiFixture,
+  method: string,
+  path: string,
+  json?: unknown,
+): Promise<{ status: number; body: Json & Json[] }> {
+  const headers = new Headers({
+    'x-api-key': TRACES_BOOTSTRAP_KEY,
+    'x-tenant-id': api.workspaceId,
+  });
+  if (json !== undefined) headers.set('content-type', 'application/json');
+  const res = await fetch(`${api.api.url}/api/v1${path}`, {
+    method,
+    headers,
+    ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as Json & Json[] };
+}
+
 /**
  * `env`: more settings of the api process (e.g. bulk export's key ring); a function is called
  * when the api starts, after the beforeAll hooks registered before this one.
