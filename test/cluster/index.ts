@@ -85,7 +85,22 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
+/**
+ * Ports are picked free and bound later by other processes, so on a busy machine another program
+ * can take one in between; such a start is thrown away whole and tried again on fresh ports.
+ */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(options);
+    } catch (error) {
+      const portTaken = /address already in use|EADDRINUSE/i.test(String(error));
+      if (!portTaken || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
   const binDir = options.binDir ?? (await ensureTools());
   const nodeBinDir = options.realNode
     ? (options.nodeBinDir ?? (await ensureNodeTools()))

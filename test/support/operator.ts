@@ -84,7 +84,21 @@ export async function startOperatorProcess(
   kubeconfig: string,
   options: OperatorProcessOptions,
 ): Promise<RunningOperator> {
-  const port = await freePort();
+  // Another process may take the free port before the operator binds it: start again elsewhere.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOperatorOnce(kubeconfig, options, await freePort());
+    } catch (error) {
+      if (attempt >= 3 || !/EADDRINUSE|address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startOperatorOnce(
+  kubeconfig: string,
+  options: OperatorProcessOptions,
+  port: number,
+): Promise<RunningOperator> {
   const args = [
     join(REPO_ROOT, 'bin', 'graphdock.mjs'),
     'operator',

@@ -1,10 +1,10 @@
 // A real HTTP webhook receiver for tests: records every request (raw body, headers, arrival
 // time) and answers with scripted responses, 200 once the script runs out.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../common/db/index.js';
 import { REPO_ROOT } from './server.js';
 
 export interface ReceivedWebhook {
@@ -61,8 +61,9 @@ export async function startReceiver(port?: number): Promise<WebhookReceiver> {
       res.end(next.status >= 400 ? 'receiver says no' : 'ok');
     });
   });
-  const listenPort = port ?? (await freePort());
-  await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
+  // Port 0 lets the kernel pick and bind in one step, so nothing can take it in between.
+  await new Promise<void>((resolve) => server.listen(port ?? 0, '127.0.0.1', resolve));
+  const listenPort = (server.address() as AddressInfo).port;
   return {
     port: listenPort,
     received,
