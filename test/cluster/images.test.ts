@@ -7,9 +7,9 @@
 import { Client as LanggraphClient } from '@langchain/langgraph-sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../common/db/index.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -50,17 +50,6 @@ function run(command: string, args: string[]): Promise<string> {
 
 const ctr = (...args: string[]) =>
   run('ctr', ['--address', socket, '--namespace', NAMESPACE, ...args]);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + timeoutMs;

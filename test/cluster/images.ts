@@ -26,9 +26,9 @@ import {
   rmSync,
   symlinkSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
+import { freePort } from '../../common/db/index.js';
 import { IMAGE_USER, planProjectImage } from '../../cli/dockerfile.js';
 import { loadLanggraphConfig } from '../../runtime/config/index.js';
 import { buildProduct } from '../../scripts/build.js';
@@ -292,17 +292,6 @@ export function readDockerfile(path = join(REPO, 'Dockerfile')): DockerfilePlan 
 interface Registry {
   host: string;
   stop(): void;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePromise(port));
-    });
-  });
 }
 
 async function startRegistry(): Promise<Registry> {
