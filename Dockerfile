@@ -37,9 +37,9 @@ COPY exports ./exports
 COPY operator ./operator
 RUN npm run build
 
-# Stage 3: the runtime image, non-root, read-only to the process: the compiled modules at /app
-# (/app/cli, /app/runtime, ..., /app/bin/graphdock.mjs and dist's package.json), no TypeScript of
-# Graphdock's own.
+# Stage 3: the runtime image, non-root, read-only to the process: the bundle at /app (/app/cli
+# entries, /app/chunks, the migrations beside /app/runtime etc., /app/bin/graphdock.mjs and dist's
+# package.json), no TypeScript of Graphdock's own; node_modules for the packages left external.
 FROM node:${NODE_VERSION}-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production

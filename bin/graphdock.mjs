@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `graphdock` command. In a checkout the TypeScript sources load through tsx, so it runs after
 // `npm install` with no build step; `npm run build` puts a copy of this script in dist/bin beside
-// the compiled modules, and there (as in the image) it runs them with plain node.
+// the bundle (dist/cli/*.js), and there (as in the image) it runs it with plain node.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -385,6 +385,8 @@ interface Row {
   party: string;
   description: string;
   firstRunMs: number;
+  /** CPU ms of the server's process tree from its spawn to the first successful run. */
+  firstRunCpuMs: number;
   idleRssMiB: number;
   rssAfterMiB: number;
   runsPerSecond: number;
@@ -398,6 +400,7 @@ async function measure(party: Party): Promise<Row> {
   const pid = started.child.pid!;
   try {
     const firstRunMs = await firstRun(started);
+    const firstRunCpuMs = cpuMs(pid);
     await new Promise((r) => setTimeout(r, options.idleMs));
     const idleRssMiB = rssMiB(pid);
     await load(started.url, options.warmup);
@@ -410,6 +413,7 @@ async function measure(party: Party): Promise<Row> {
       party: party.name,
       description: started.description,
       firstRunMs,
+      firstRunCpuMs,
       idleRssMiB,
       rssAfterMiB: rssMiB(pid),
       runsPerSecond: (options.runs / ms) * 1000,
@@ -471,6 +475,7 @@ async function main(): Promise<number> {
           party: name,
           description: '',
           firstRunMs: NaN,
+          firstRunCpuMs: NaN,
           idleRssMiB: NaN,
           rssAfterMiB: NaN,
           runsPerSecond: NaN,
@@ -494,12 +499,12 @@ async function main(): Promise<number> {
       `a new thread every ${options.turns} runs\n`,
   );
   console.log(
-    '| server | first run after start (s) | idle RSS (MiB) | RSS after runs (MiB) | runs/s (16 clients) | CPU ms/run server | CPU ms/run PostgreSQL | total |',
+    '| server | first run after start (s) | CPU to first run (s) | idle RSS (MiB) | RSS after runs (MiB) | runs/s (16 clients) | CPU ms/run server | CPU ms/run PostgreSQL | total |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows)
     console.log(
-      `| ${r.party} | ${f(r.firstRunMs / 1000, 2)} | ${f(r.idleRssMiB, 0)} | ${f(r.rssAfterMiB, 0)} | ${f(r.runsPerSecond)} | ${f(r.serverCpuMsPerRun, 2)} | ${f(r.postgresCpuMsPerRun, 2)} | ${f(r.serverCpuMsPerRun + (r.postgresCpuMsPerRun ?? 0), 2)} |`,
+      `| ${r.party} | ${f(r.firstRunMs / 1000, 2)} | ${f(r.firstRunCpuMs / 1000, 2)} | ${f(r.idleRssMiB, 0)} | ${f(r.rssAfterMiB, 0)} | ${f(r.runsPerSecond)} | ${f(r.serverCpuMsPerRun, 2)} | ${f(r.postgresCpuMsPerRun, 2)} | ${f(r.serverCpuMsPerRun + (r.postgresCpuMsPerRun ?? 0), 2)} |`,
     );
   for (const r of rows) console.log(`- ${r.party}: ${r.error ?? r.description}`);
   console.log(

@@ -338,9 +338,10 @@ describe('image archives without a container engine', () => {
       '/deps/js-graph/langgraph.json',
     ]);
     expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toMatch(/(^|\0)NODE_OPTIONS=/);
-    // Graphdock's own code in the image is the build's JavaScript, no TypeScript source.
+    // Graphdock's own code in the image is the build's bundle, no TypeScript source.
     const app = `/proc/${pid}/root/app`;
-    expect(existsSync(join(app, 'runtime', 'server.js'))).toBe(true);
+    expect(existsSync(join(app, 'cli', 'main.js'))).toBe(true);
+    expect(readdirSync(join(app, 'chunks')).length).toBeGreaterThan(0);
     expect(typescriptFiles(app, ['node_modules', 'examples'])).toEqual([]);
     // Serving a JavaScript graph, the process never registered tsx...
     expect(tsxCaches(pid)).toEqual([]);
