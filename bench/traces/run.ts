@@ -1,6 +1,6 @@
 // Trace store benchmarks:
-// 1. Ingest: the official langsmith JS Client (auto-batching, as /info advertises) sends traces of 5 runs
-//    (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on a durable
+// 1. Ingest: the official langsmith JS Client (auto-batching, as /info advertises) sends traces
+//    of 5 runs (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on a durable
 //    PostgreSQL (fsync and synchronous_commit on); runs/s from the first create to the last
 //    flushed batch, p50/p99 of the batch requests, and the CPU µs per ingested run of the load
 //    generator, the api and PostgreSQL (from /proc). `--generators N` runs N generator processes,
@@ -13,7 +13,7 @@
 //    the api and PostgreSQL ingesting on the same cores.
 //
 //   npx tsx bench/traces/run.ts [--traces 4000] [--generators 1] [--duration 10] [--repeats 3]
-//     [--sink] [--no-runtime]
+//     [--sink] [--no-runtime] [--advertise '<json>' ...] [--ingest-repeats 1] [--cpu-prof-dir d]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
