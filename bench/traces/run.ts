@@ -1,7 +1,7 @@
 // Trace store benchmarks:
 // 1. Ingest: the official langsmith JS Client (auto-batching, as /info advertises) sends traces
-//    of 5 runs (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on a durable
-//    PostgreSQL (fsync and synchronous_commit on); runs/s from the first create to the last
+//    of 5 runs (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on a
+//    durable PostgreSQL (fsync and synchronous_commit on); runs/s from the first create to the last
 //    flushed batch, p50/p99 of the batch requests, and the CPU µs per ingested run of the load
 //    generator, the api and PostgreSQL (from /proc). `--generators N` runs N generator processes,
 //    each with its own Client, as a high-volume app runs several workers.
