@@ -1,7 +1,7 @@
 // Trace store benchmarks:
-// 1. Ingest: the official langsmith JS Client (auto-batching, multipart) sends traces of 5 runs
-//    (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on a durable
-//    PostgreSQL (fsync and synchronous_commit on); runs/s from the first create to the last
+// 1. Ingest: the official langsmith JS Client (auto-batching, as /info advertises) sends traces
+//    of 5 runs (a chain root, an llm, a tool, two chain steps) to a real `graphdock api` on a
+//    durable PostgreSQL (fsync and synchronous_commit on); runs/s from the first create to the last
 //    flushed batch, p50/p99 of the batch requests, and the CPU µs per ingested run of the load
 //    generator, the api and PostgreSQL (from /proc). `--generators N` runs N generator processes,
 //    each with its own Client, as a high-volume app runs several workers.
@@ -13,7 +13,7 @@
 //    the api and PostgreSQL ingesting on the same cores.
 //
 //   npx tsx bench/traces/run.ts [--traces 4000] [--generators 1] [--duration 10] [--repeats 3]
-//     [--sink] [--no-runtime]
+//     [--sink] [--no-runtime] [--advertise '<json>' ...] [--ingest-repeats 1] [--cpu-prof-dir d]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -34,8 +34,16 @@ const { values } = parseArgs({
     repeats: { type: 'string', default: '3' },
     clients: { type: 'string', default: '8' },
     generators: { type: 'string', default: '1' },
+    // JSON merged into the api's /info as the ingest SDK reads it, e.g.
+    // '{"batch_ingest_config":{"use_multipart_endpoint":false}}': what another advertisement
+    // would make the SDK do, measured against the same api. Given more than once (`{}` is the
+    // api's own), the ingest runs once per variant, interleaved, `--ingest-repeats` times.
+    'ingest-repeats': { type: 'string', default: '1' },
+    advertise: { type: 'string', multiple: true },
     sink: { type: 'boolean', default: false },
     'no-runtime': { type: 'boolean', default: false },
+    // Writes V8 CPU profiles of the api and the runtimes into this directory.
+    'cpu-prof-dir': { type: 'string' },
     // Internal: this process is one ingest generator (see generate()).
     generate: { type: 'string' },
   },
@@ -45,6 +53,7 @@ function start(command: string, env: Record<string, string>, port: number): Chil
   const child = spawn(
     process.execPath,
     [
+      ...(values['cpu-prof-dir'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof-dir']}`] : []),
       join(REPO_ROOT, 'bin', 'graphdock.mjs'),
       command,
       '--config',
@@ -90,13 +99,28 @@ const median = (xs: number[]) =>
     0.5,
   );
 
-async function benchIngest(endpoint: string, traces: number) {
+/** `info` with `advertise`'s two sections merged in. */
+function advertised(info: object, advertise: string) {
+  type Info = Record<string, Record<string, unknown> | undefined>;
+  const served = info as Info;
+  const extra = JSON.parse(advertise) as Info;
+  return {
+    ...served,
+    batch_ingest_config: { ...served.batch_ingest_config, ...extra.batch_ingest_config },
+    instance_flags: { ...served.instance_flags, ...extra.instance_flags },
+  };
+}
+
+async function benchIngest(endpoint: string, traces: number, advertise?: string) {
   const durations: number[] = [];
   const timed: typeof fetch = async (input, init) => {
     const started = performance.now();
     const res = await fetch(input, init);
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (url.endsWith('/runs/multipart')) durations.push(performance.now() - started);
+    if (url.endsWith('/runs/multipart') || url.endsWith('/runs/batch'))
+      durations.push(performance.now() - started);
+    if (url.endsWith('/info') && advertise)
+      return Response.json(advertised((await res.json()) as object, advertise));
     return res;
   };
   const client = new Client({ apiUrl: endpoint, apiKey: KEY, fetchImplementation: timed });
@@ -145,6 +169,8 @@ async function benchIngest(endpoint: string, traces: number) {
   };
 }
 
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
 /** CPU time (user + system) a process has used, in ms (Linux clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -189,12 +215,12 @@ const postmasterPid = (dataDir: string) =>
  * One generator process: warms up, says `ready`, sends its traces when told `go` on stdin, and
  * prints its result as JSON.
  */
-async function generate(endpoint: string, traces: number) {
-  await benchIngest(endpoint, 100);
+async function generate(endpoint: string, traces: number, advertise?: string) {
+  await benchIngest(endpoint, 100, advertise);
   process.stdout.write('ready\n');
   await new Promise((resolve) => process.stdin.once('data', resolve));
   const cpu0 = process.cpuUsage();
-  const result = await benchIngest(endpoint, traces);
+  const result = await benchIngest(endpoint, traces, advertise);
   const cpu = process.cpuUsage(cpu0);
   process.stdout.write(`${JSON.stringify({ ...result, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
 }
@@ -209,6 +235,7 @@ async function ingestWith(
   traces: number,
   count: number,
   pids: { api: number; postgres: number },
+  advertise?: string,
 ) {
   const script = import.meta.filename;
   const gens = Array.from({ length: count }, () =>
@@ -221,6 +248,7 @@ async function ingestWith(
         endpoint,
         '--traces',
         String(Math.ceil(traces / count)),
+        ...(advertise ? ['--advertise', advertise] : []),
       ],
       { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
     ),
@@ -262,6 +290,7 @@ async function ingestWith(
   const runs = results.reduce((t, r) => t + r.runs, 0);
   const perRun = (ms: number) => Math.round((ms * 1000) / runs);
   return {
+    advertise: advertise ?? '{}',
     generators: count,
     runs,
     seconds: Number(seconds.toFixed(2)),
@@ -278,20 +307,21 @@ async function ingestWith(
 }
 
 /** A trace endpoint that takes every batch at once and keeps nothing. */
-async function startSink(): Promise<{ endpoint: string; close(): void }> {
-  const info = {
+async function startSink(advertise?: string): Promise<{ endpoint: string; close(): void }> {
+  const served = {
     version: 'sink',
     batch_ingest_config: {
-      use_multipart_endpoint: true,
+      use_multipart_endpoint: false,
       size_limit: 1000,
       size_limit_bytes: 20 * 1024 * 1024,
       scale_up_qsize_trigger: 1000,
       scale_up_nthreads_limit: 16,
       scale_down_nempty_trigger: 4,
     },
-    // As the api's /info: batches of up to 1,000 operations, gzipped as they are queued.
+    // As the api's /info: JSON batches of up to 1,000 operations on /runs/batch.
     instance_flags: { gzip_body_enabled: true },
   };
+  const info = advertise ? advertised(served, advertise) : served;
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -326,10 +356,15 @@ async function main() {
   // Durable, as in production and the other benches: every batch's commit is flushed.
   const server = await startPostgresServer({ dataDir: join(dir, 'pg'), ephemeral: false });
   const children: ChildProcess[] = [];
+  const closers: (() => void)[] = [];
   try {
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
-    for (const db of ['bench_api', 'bench_on', 'bench_off'])
+    for (const db of [
+      'bench_api',
+      'bench_off',
+      ...(values.advertise ?? ['']).map((_, i) => `bench_on${i}`),
+    ])
       await admin.query(`CREATE DATABASE ${db}`);
     await admin.end();
     const dbUrl = (name: string) =>
@@ -361,74 +396,90 @@ async function main() {
       ),
     );
     await waitOk(apiUrl);
-    // Warm-up (partitions, session, JIT), then the measured run.
-    await benchIngest(`${apiUrl}/api/v1`, 200);
-    const ingest = await ingestWith(
-      `${apiUrl}/api/v1`,
-      Number(values.traces),
-      Number(values.generators),
-      { api: children[0]!.pid!, postgres: postmasterPid(join(dir, 'pg')) },
-    );
-    console.log('ingest', ingest);
+    // Warm-up (partitions, session, JIT), then the measured run; `--traces 0` skips it.
+    const ingest = [];
+    if (Number(values.traces) > 0) await benchIngest(`${apiUrl}/api/v1`, 200);
+    for (let i = 0; Number(values.traces) > 0 && i < Number(values['ingest-repeats']); i++)
+      for (const advertise of values.advertise ?? [undefined]) {
+        const result = await ingestWith(
+          `${apiUrl}/api/v1`,
+          Number(values.traces),
+          Number(values.generators),
+          { api: children[0]!.pid!, postgres: postmasterPid(join(dir, 'pg')) },
+          advertise,
+        );
+        console.log('ingest', { ...result, load: loadAverage() });
+        ingest.push({ ...result, load: loadAverage() });
+      }
     if (values['no-runtime']) return;
 
-    const sink = values.sink ? await startSink() : undefined;
-    const onPort = await freePort();
+    // With --sink, one traced runtime per --advertise variant, each with its own stub endpoint
+    // advertising it; into the api, one traced runtime reading the api's own /info.
+    const variants = values.sink ? (values.advertise ?? [undefined]) : [undefined];
+    const sinks = values.sink ? await Promise.all(variants.map((a) => startSink(a))) : [];
+    // Closed once the runtimes have stopped (their last flush would fail otherwise).
+    closers.push(...sinks.map((sink) => () => sink.close()));
     const offPort = await freePort();
-    children.push(
-      start(
+    const ons: { label: string; url: string; child: ChildProcess }[] = [];
+    for (const [i, advertise] of variants.entries()) {
+      const port = await freePort();
+      const child = start(
         'runtime',
         {
-          DATABASE_URL: dbUrl('bench_on'),
-          GRAPHDOCK_TRACES_ENDPOINT: sink?.endpoint ?? `${apiUrl}/api/v1`,
+          DATABASE_URL: dbUrl(`bench_on${i}`),
+          GRAPHDOCK_TRACES_ENDPOINT: sinks[i]?.endpoint ?? `${apiUrl}/api/v1`,
           GRAPHDOCK_TRACES_API_KEY: KEY,
           GRAPHDOCK_DEPLOYMENT_NAME: 'bench',
         },
-        onPort,
-      ),
+        port,
+      );
+      children.push(child);
+      ons.push({ label: `on ${advertise ?? '{}'}`, url: `http://127.0.0.1:${port}`, child });
+    }
+    const offChild = start(
+      'runtime',
+      { DATABASE_URL: dbUrl('bench_off'), LANGSMITH_TRACING: 'false' },
+      offPort,
     );
-    children.push(
-      start('runtime', { DATABASE_URL: dbUrl('bench_off'), LANGSMITH_TRACING: 'false' }, offPort),
-    );
-    const on = `http://127.0.0.1:${onPort}`;
-    const off = `http://127.0.0.1:${offPort}`;
-    await waitOk(on);
-    await waitOk(off);
+    children.push(offChild);
+    const off = { label: 'off', url: `http://127.0.0.1:${offPort}`, child: offChild };
+    for (const r of [...ons, off]) await waitOk(r.url);
     const clients = Number(values.clients);
     const ms = Number(values.duration) * 1000;
-    await agentThroughput(on, clients, 3000);
-    await agentThroughput(off, clients, 3000);
-    const rates = { on: [] as number[], off: [] as number[] };
-    const cpu = { on: [] as number[], off: [] as number[] };
-    const [onChild, offChild] = children.slice(-2) as [ChildProcess, ChildProcess];
-    const window = async (which: 'on' | 'off', url: string, child: ChildProcess) => {
+    for (const r of [...ons, off]) await agentThroughput(r.url, clients, 3000);
+    const rates: Record<string, number[]> = {};
+    const cpu: Record<string, number[]> = {};
+    const window = async ({ label, url, child }: typeof off) => {
       const before = cpuMs(child.pid!);
       const rate = await agentThroughput(url, clients, ms);
-      rates[which].push(rate);
-      cpu[which].push(Math.round((cpuMs(child.pid!) - before) / ((rate * ms) / 1000)));
+      (rates[label] ??= []).push(rate);
+      (cpu[label] ??= []).push(Math.round((cpuMs(child.pid!) - before) / ((rate * ms) / 1000)));
     };
-    for (let i = 0; i < Number(values.repeats); i++) {
-      await window('off', off, offChild);
-      await window('on', on, onChild);
-    }
-    sink?.close();
+    for (let i = 0; i < Number(values.repeats); i++) for (const r of [off, ...ons]) await window(r);
+    const offRate = median(rates.off!);
     const runtime = {
       clients,
-      tracingOffRunsPerSecond: Number(median(rates.off).toFixed(1)),
-      tracingOnRunsPerSecond: Number(median(rates.on).toFixed(1)),
-      windows: rates,
-      cost: `${(100 * (1 - median(rates.on) / median(rates.off))).toFixed(1)}%`,
-      traceEndpoint: sink ? 'sink' : 'api',
-      cpuMsPerRun: { off: median(cpu.off), on: median(cpu.on), windows: cpu },
+      load: loadAverage(),
+      traceEndpoint: values.sink ? 'sink' : 'api',
+      tracingOffRunsPerSecond: Number(offRate.toFixed(1)),
+      cpuMsPerRunOff: median(cpu.off!),
+      on: ons.map(({ label }) => ({
+        label,
+        runsPerSecond: Number(median(rates[label]!).toFixed(1)),
+        cost: `${(100 * (1 - median(rates[label]!) / offRate)).toFixed(1)}%`,
+        cpuMsPerRun: median(cpu[label]!),
+      })),
+      windows: { rates, cpu },
     };
     console.log('runtime', runtime);
     console.log(JSON.stringify({ cpus: cpus().length, ingest, runtime }, null, 2));
   } finally {
     for (const child of children) await stop(child);
+    for (const close of closers) close();
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (values.generate) await generate(values.generate, Number(values.traces));
+if (values.generate) await generate(values.generate, Number(values.traces), values.advertise?.[0]);
 else await main();

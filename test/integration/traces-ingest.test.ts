@@ -64,8 +64,9 @@ describe('trace ingest and reads with the official SDKs', () => {
       batch_ingest_config: { use_multipart_endpoint: boolean; size_limit: number };
       instance_flags: { gzip_body_enabled: boolean };
     };
-    expect(info.batch_ingest_config.use_multipart_endpoint).toBe(true);
-    // Large batches and gzip: the SDKs' cost per run, the api's and PostgreSQL's all fall.
+    // One JSON body per batch, in batches of up to 1,000 operations: the cheapest per run for
+    // the SDKs, the api and PostgreSQL (bench/traces); gzip for an SDK that uses multipart.
+    expect(info.batch_ingest_config.use_multipart_endpoint).toBe(false);
     expect(info.batch_ingest_config.size_limit).toBe(1000);
     expect(info.instance_flags.gzip_body_enabled).toBe(true);
     const anonymous = await fetch(`${api.endpoint}/runs/query`, { method: 'POST' });
@@ -138,13 +139,21 @@ describe('trace ingest and reads with the official SDKs', () => {
     expect(thread).toMatchObject({ total_tokens: 15, prompt_tokens: 11 });
   });
 
-  it("takes the JS SDK's gzipped batches, which /info offers, with every run intact", async () => {
-    const encodings: (string | null)[] = [];
-    const recording: typeof fetch = (input, init) => {
+  /** A client recording the ingest requests it makes; `info` is merged into what /info says. */
+  function recordingClient(info?: { batch_ingest_config: Record<string, unknown> }) {
+    const requests: { path: string; encoding: string | null }[] = [];
+    const recording: typeof fetch = async (input, init) => {
       const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-      if (url.endsWith('/runs/multipart'))
-        encodings.push(new Headers(init?.headers).get('content-encoding'));
-      return fetch(input, init);
+      const path = new URL(url).pathname;
+      if (/\/runs\/(batch|multipart)$/.test(path))
+        requests.push({ path, encoding: new Headers(init?.headers).get('content-encoding') });
+      const response = await fetch(input, init);
+      if (!path.endsWith('/info') || !info) return response;
+      const served = (await response.json()) as { batch_ingest_config: Record<string, unknown> };
+      return Response.json({
+        ...served,
+        batch_ingest_config: { ...served.batch_ingest_config, ...info.batch_ingest_config },
+      });
     };
     const ls = new Client({
       apiUrl: api.endpoint,
@@ -152,16 +161,34 @@ describe('trace ingest and reads with the official SDKs', () => {
       timeout_ms: 30_000,
       fetchImplementation: recording,
     });
-    const project = `gzip-${randomUUID()}`;
+    return { ls, requests };
+  }
+
+  async function expectTraceIntact(ls: Client, project: string) {
     const { root, llm, tool } = await traceApp(ls, project, randomUUID());
-    // The SDK compresses runs as they are queued only when the server offers gzip.
-    expect(encodings.length).toBeGreaterThan(0);
-    expect(encodings.every((e) => e === 'gzip')).toBe(true);
     const runs = await collect(ls.listRuns({ projectName: project, traceId: root.id }));
     expect(runs.map((r) => r.id)).toEqual([root.id, llm.id, tool.id]);
     expect(runs[0]).toMatchObject({ inputs: { question: 'hi' }, outputs: { answer: 42 } });
     expect(runs[1]).toMatchObject({ total_tokens: 15, parent_run_id: root.id });
     expect(runs[2]).toMatchObject({ status: 'error', error: 'tool exploded' });
+  }
+
+  it("takes the JS SDK's JSON batches on /runs/batch, which /info advertises, with every run intact", async () => {
+    const { ls, requests } = recordingClient();
+    await expectTraceIntact(ls, `batch-${randomUUID()}`);
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.every((r) => r.path.endsWith('/runs/batch'))).toBe(true);
+  });
+
+  it('takes gzipped multipart batches from an SDK that uses multipart, with every run intact', async () => {
+    const { ls, requests } = recordingClient({
+      batch_ingest_config: { use_multipart_endpoint: true },
+    });
+    await expectTraceIntact(ls, `gzip-${randomUUID()}`);
+    // The SDK compresses runs as they are queued only when the server offers gzip.
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.every((r) => r.path.endsWith('/runs/multipart'))).toBe(true);
+    expect(requests.every((r) => r.encoding === 'gzip')).toBe(true);
   });
 
   it('merges updates that arrive before their create, and derives what a client leaves out', async () => {
