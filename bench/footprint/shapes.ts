@@ -39,6 +39,8 @@ const { values } = parseArgs({
     graphdock: { type: 'string', default: '' },
     /** JSON {name: SQL}: each shape's window is measured once per variant, its SQL run first. */
     variants: { type: 'string', default: '' },
+    /** Seconds of idleness measured after the warm-up: CPU a second costs with no runs. */
+    idle: { type: 'string', default: '0' },
   },
 });
 const options = {
@@ -51,6 +53,7 @@ const options = {
   variants: Object.entries(
     values.variants ? (JSON.parse(values.variants) as Record<string, string>) : { '': '' },
   ),
+  idleMs: Number(values.idle) * 1000,
   graphdock: values.graphdock
     ? values.graphdock.split(' ').filter(Boolean)
     : [imageNode(), ...imageNodeFlags(), 'dist/bin/graphdock.mjs'],
@@ -211,6 +214,15 @@ async function main(): Promise<void> {
     }
     console.log(`warm-up: ${options.warmup} runs of each shape (load ${loadavg()})`);
     for (const name of options.shapes) await load(url, SHAPES[name]!, options.warmup);
+    if (options.idleMs) {
+      const [s0, p0] = [cpuMs(child.pid!), cpuMs(postmaster)];
+      await new Promise((r) => setTimeout(r, options.idleMs));
+      const perSecond = (ms: number) => ((ms / options.idleMs) * 1000).toFixed(1);
+      console.log(
+        `idle ${options.idleMs / 1000} s: server ${perSecond(cpuMs(child.pid!) - s0)} CPU ms/s, ` +
+          `PostgreSQL ${perSecond(cpuMs(postmaster) - p0)} CPU ms/s (load ${loadavg()})`,
+      );
+    }
     console.log(
       '| round | shape | runs/s | server ms/run | PostgreSQL ms/run | total | rows written/run | WAL bytes/run | load |',
     );
