@@ -15,7 +15,11 @@
 // CPU is read from /proc/<pid>/stat (utime + stime, and cutime + cstime for children that ended):
 // the server's process tree, and PostgreSQL's postmaster with all its backends. A run here is a
 // stateful run: POST /threads/{id}/runs/wait on the echo graph, a new thread (POST /threads)
-// every --turns runs, so every party does the same work.
+// every --turns runs, so every party does the same work. That is issue 25's "stateful run"
+// (the 4.8 ms there came from bench/runs' stream runs, whose CPU per run on the same server and
+// load is within this one's noise: see bench/footprint/shapes.ts and docs/performance.md). CPU
+// time per run grows with the machine's load (caches and cores shared), so every row carries
+// the load average before and after its measured runs.
 //
 //   npx tsx bench/footprint/run.ts [--runs 1000] [--warmup 200] [--clients 16] [--turns 10]
 //                                  [--only graphdock,aegra] [--graphdock "node bin/graphdock.mjs"]
@@ -392,6 +396,8 @@ interface Row {
   runsPerSecond: number;
   serverCpuMsPerRun: number;
   postgresCpuMsPerRun: number | null;
+  /** 1-minute load average before and after the measured runs. */
+  load?: [number, number];
   error?: string;
 }
 
@@ -404,6 +410,7 @@ async function measure(party: Party): Promise<Row> {
     await new Promise((r) => setTimeout(r, options.idleMs));
     const idleRssMiB = rssMiB(pid);
     await load(started.url, options.warmup);
+    const load0 = loadavg();
     const cpu0 = cpuMs(pid);
     const pg0 = started.postgresPid ? cpuMs(started.postgresPid) : 0;
     const ms = await load(started.url, options.runs);
@@ -419,12 +426,15 @@ async function measure(party: Party): Promise<Row> {
       runsPerSecond: (options.runs / ms) * 1000,
       serverCpuMsPerRun: serverCpu / options.runs,
       postgresCpuMsPerRun: pgCpu === null ? null : pgCpu / options.runs,
+      load: [load0, loadavg()],
     };
   } finally {
     await stop(started.child);
     started.cleanup?.();
   }
 }
+
+const loadavg = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -499,12 +509,12 @@ async function main(): Promise<number> {
       `a new thread every ${options.turns} runs\n`,
   );
   console.log(
-    '| server | first run after start (s) | CPU to first run (s) | idle RSS (MiB) | RSS after runs (MiB) | runs/s (16 clients) | CPU ms/run server | CPU ms/run PostgreSQL | total |',
+    '| server | first run after start (s) | CPU to first run (s) | idle RSS (MiB) | RSS after runs (MiB) | runs/s (16 clients) | CPU ms/run server | CPU ms/run PostgreSQL | total | load during runs |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows)
     console.log(
-      `| ${r.party} | ${f(r.firstRunMs / 1000, 2)} | ${f(r.firstRunCpuMs / 1000, 2)} | ${f(r.idleRssMiB, 0)} | ${f(r.rssAfterMiB, 0)} | ${f(r.runsPerSecond)} | ${f(r.serverCpuMsPerRun, 2)} | ${f(r.postgresCpuMsPerRun, 2)} | ${f(r.serverCpuMsPerRun + (r.postgresCpuMsPerRun ?? 0), 2)} |`,
+      `| ${r.party} | ${f(r.firstRunMs / 1000, 2)} | ${f(r.firstRunCpuMs / 1000, 2)} | ${f(r.idleRssMiB, 0)} | ${f(r.rssAfterMiB, 0)} | ${f(r.runsPerSecond)} | ${f(r.serverCpuMsPerRun, 2)} | ${f(r.postgresCpuMsPerRun, 2)} | ${f(r.serverCpuMsPerRun + (r.postgresCpuMsPerRun ?? 0), 2)} | ${r.load ? r.load.map((l) => l.toFixed(1)).join('-') : '–'} |`,
     );
   for (const r of rows) console.log(`- ${r.party}: ${r.error ?? r.description}`);
   console.log(

@@ -5,7 +5,8 @@
 // - channel versions are unique strings, not bare integers. Blobs are keyed by version, so with
 //   integers a fork from an older checkpoint reuses the other branch's blob (ON CONFLICT DO
 //   NOTHING) and the fork silently loses its update;
-// - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts);
+// - a checkpoint with its blobs, and a task's writes, are each one statement (write-statements.ts),
+//   without the base class's `empty` blob rows and with its metadata serialised once;
 // - checkpoints holding chat messages are read back by a faster reviver (serde.ts);
 // - while a run defers its thread's writes (`defer`, deferred.ts) they are collected, not sent;
 // - a run's first read may have been made already, by the statement that started it (prefetch.ts);
@@ -19,6 +20,7 @@ import type {
 } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import {
+  encodeJsonText,
   jsonb,
   leaseLost,
   fencedStatement,
@@ -253,9 +255,9 @@ export class GraphdockCheckpointer extends PostgresSaver {
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
     const { thread_id, checkpoint_ns = '', checkpoint_id } = requireConfigurable(config);
-    const [blobs, serializedMetadata]: [unknown[][], unknown] = await Promise.all([
+    const [blobs, metadataJson]: [unknown[][], string] = await Promise.all([
       this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
-      this._dumpMetadata(metadata) as Promise<unknown>,
+      this.metadataJson(metadata),
     ]);
     const row = [
       thread_id,
@@ -264,15 +266,27 @@ export class GraphdockCheckpointer extends PostgresSaver {
       checkpoint_id,
       // jsonb() keeps strings PostgreSQL's jsonb refuses (a state update's NUL, say).
       jsonb(this._dumpCheckpoint(checkpoint)),
-      jsonb(serializedMetadata),
+      metadataJson,
     ];
+    // A channel emptied at this version gets an `empty` row from the base class; every reader
+    // (the saver's, prefetch.ts, Python's) skips those, so a missing row reads the same.
+    const written = blobs.filter((blob) => blob[4] !== 'empty');
     const deferral = deferralOf(config);
-    if (deferral) deferral.add((pending) => pending.addCheckpoint(row, blobs));
+    if (deferral) deferral.add((pending) => pending.addCheckpoint(row, written));
     else {
       const fence = fenceOf(config);
-      await this.fencedQuery(putCheckpointStatement(row, blobs, fence), fence);
+      await this.fencedQuery(putCheckpointStatement(row, written, fence), fence);
     }
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /**
+   * The metadata's jsonb parameter. The base class's `_dumpMetadata` serialises it, parses that
+   * back, and the row serialised it again; jsonb stores the same value from the first text.
+   */
+  private async metadataJson(metadata: CheckpointMetadata): Promise<string> {
+    const [, bytes] = await this.serde.dumpsTyped(metadata);
+    return encodeJsonText(new TextDecoder().decode(bytes).replace(/\0/g, ''));
   }
 }
 
