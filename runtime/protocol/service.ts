@@ -46,9 +46,6 @@ export interface SuccessEnvelope {
   meta?: Record<string, unknown>;
 }
 
-/** A protocol run executes with LangGraph's v3 event stream (see RunExecutor). */
-const PROTOCOL_KWARGS = { protocol: true };
-
 interface TreeNode {
   namespace: string[];
   status: string;
@@ -126,15 +123,6 @@ export class ProtocolService {
     }
   }
 
-  /**
-   * The thread's sequence number before any event of a run created now: at or above every
-   * event of the runs that already executed, below every event of a run that has not.
-   */
-  private async watermark(threadId: string): Promise<number> {
-    const { maxIndex } = await this.deps.runStore.protocolPosition(threadId);
-    return Math.max(0, (maxIndex + 1) * RUN_SEQ_STRIDE - 1);
-  }
-
   async runStart(
     threadId: string,
     raw: unknown,
@@ -175,12 +163,11 @@ export class ProtocolService {
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
   ): Promise<{ run_id: string; applied: number }> {
-    const applied = await this.watermark(threadId);
-    const run = await this.deps.runs.create(threadId, body, headers, {
-      startHere: true,
-      kwargs: PROTOCOL_KWARGS,
-    });
-    return { run_id: run.run_id, applied };
+    const { run, protocolPrior } = await this.deps.runs.createProtocolRun(threadId, body, headers);
+    // The thread's sequence number before any event of the new run, as its insert saw the
+    // thread: at or above every event of the runs that already executed, below every event of a
+    // run that has not.
+    return { run_id: run.run_id, applied: Math.max(0, (protocolPrior + 1) * RUN_SEQ_STRIDE - 1) };
   }
 
   async inputRespond(
