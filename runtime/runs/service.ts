@@ -140,6 +140,10 @@ export interface CreatedRun {
   read?: Record<string, unknown>;
   /** A protocol run's: the highest place its thread's protocol runs took before it (-1: none). */
   protocolPrior?: number;
+  /** A protocol run's creation time in µs (see `InsertedRun`). */
+  createdUs?: string;
+  /** The statement that inserted the run created its thread too: it is the thread's first. */
+  newThread?: boolean;
 }
 
 /** How `RunService.create` creates a run (see there). */
@@ -185,13 +189,18 @@ export class RunService {
     threadId: string,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders,
-  ): Promise<{ run: RunRow; protocolPrior: number }> {
+  ): Promise<{ run: RunRow; protocolPrior: number; createdUs?: string; newThread: boolean }> {
     // `protocol`: the run executes with LangGraph's v3 event stream (see RunExecutor).
     const created = await this.createRun(threadId, body, requestHeaders, {
       startHere: true,
       kwargs: { protocol: true },
     });
-    return { run: created.run, protocolPrior: created.protocolPrior ?? -1 };
+    return {
+      run: created.run,
+      protocolPrior: created.protocolPrior ?? -1,
+      ...(created.createdUs ? { createdUs: created.createdUs } : {}),
+      newThread: created.newThread ?? false,
+    };
   }
 
   private async createRun(
@@ -297,7 +306,7 @@ export class RunService {
           start,
           read,
         );
-        if (inserted) return { ...inserted, cancelled: [] };
+        if (inserted) return { ...inserted, cancelled: [], newThread: thread === created };
       }
     }
     // A remembered assistant may have changed (or the thread is missing): the transaction

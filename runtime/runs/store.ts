@@ -97,6 +97,8 @@ export interface InsertedRun {
   read?: Record<string, unknown>;
   /** A protocol run's: the highest place its thread's protocol runs took before it (-1: none). */
   protocolPrior?: number;
+  /** A protocol run's creation time in µs since the epoch (a thread stream's cursor unit). */
+  createdUs?: string;
 }
 
 /** A run inserted running lost the race for its thread to a claimed one: insert it queued. */
@@ -347,7 +349,12 @@ export class RunStore {
       );
     const extra = [
       ...readColumns.map((c) => `read.${c}`),
-      ...(protocol ? ['prior.index::text AS protocol_prior'] : []),
+      ...(protocol
+        ? [
+            'prior.index::text AS protocol_prior',
+            '(extract(epoch FROM inserted.created_at) * 1000000)::bigint::text AS created_us',
+          ]
+        : []),
     ];
     const { rows } = await db.query<RunRow & Record<string, unknown>>(
       `WITH ${ctes.join(',\n')}
@@ -358,8 +365,9 @@ export class RunStore {
     const inserted = rows[0];
     if (inserted) this.announce(notifyHere, opening.notify);
     if (!inserted) return undefined;
-    const prior = protocol
-      ? { protocolPrior: Number(takeColumns(inserted, ['protocol_prior']).protocol_prior) }
+    const taken = protocol ? takeColumns(inserted, ['protocol_prior', 'created_us']) : undefined;
+    const prior = taken
+      ? { protocolPrior: Number(taken.protocol_prior), createdUs: String(taken.created_us) }
       : {};
     if (!readColumns.length) return { run: inserted, ...prior };
     const readRow = takeColumns(inserted, readColumns);
