@@ -291,10 +291,6 @@ export class RunExecutor {
           source as unknown as Parameters<typeof createGraphRunStream>[0],
           (graph as unknown as WithTransformers).streamTransformers ?? [],
         );
-        // A turn of the event loop before the graph's first step: LangGraph runs a step in promise
-        // callbacks, so a node that streams without awaiting would hold the loop to its end, and
-        // the stream a client opens right after run.start would wait for it to see `running`.
-        await new Promise((resolve) => setImmediate(resolve));
         for await (const event of events) protocol.event(event);
         // A node that stops early when cancelled still returns: the run was cancelled all the same.
         signal.throwIfAborted();
