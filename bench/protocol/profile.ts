@@ -38,8 +38,11 @@ const runStart = (id: number) =>
   });
 const ended = (data: string) => data.includes('"lifecycle"') && data.includes('"completed"');
 
-/** Per SSE run, ms from sending `run.start`: its reply, the stream's headers, the first frame. */
-const phases: [number, number, number][] = [];
+/**
+ * Per SSE run, ms from sending `run.start`: its reply, the stream's headers, the first frame, the
+ * root's end.
+ */
+const phases: [number, number, number, number][] = [];
 let chunks = 0;
 const p50 = (i: number) => {
   const sorted = phases.map((p) => p[i]!).sort((a, b) => a - b);
@@ -49,7 +52,7 @@ const p50 = (i: number) => {
 async function sseRun(pool: Pool): Promise<number> {
   const thread = randomUUID();
   const sent = performance.now();
-  const phase: [number, number, number] = [0, 0, 0];
+  const phase: [number, number, number, number] = [0, 0, 0, 0];
   const headers = { 'content-type': 'application/json' };
   const started = await pool.request({
     method: 'POST',
@@ -80,6 +83,7 @@ async function sseRun(pool: Pool): Promise<number> {
         buffer = buffer.slice(end + 2);
         if (frame.includes('event: custom')) custom++;
         else if (ended(frame)) {
+          phase[3] = performance.now() - sent;
           phases.push(phase);
           return custom;
         }
@@ -219,7 +223,7 @@ async function main() {
     if (phases.length)
       console.log(
         `SSE p50 ms from run.start: its reply ${p50(0)}, stream headers ${p50(1)}, ` +
-          `first frame ${p50(2)}; ${(chunks / phases.length).toFixed(1)} chunks read per run`,
+          `first frame ${p50(2)}, end ${p50(3)}; ${(chunks / phases.length).toFixed(1)} chunks read per run`,
       );
     console.log(`commits/run ${((after.commits - before.commits) / runs).toFixed(2)}`);
     for (const [name, t] of after.tables) {

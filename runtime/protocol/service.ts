@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { AppError } from '../../common/errors/index.js';
 import {
   RUN_SEQ_STRIDE,
+  type ProtocolRunRef,
   type RunCreateBody,
   type RunEventLog,
   type RunService,
@@ -46,9 +47,6 @@ export interface SuccessEnvelope {
   meta?: Record<string, unknown>;
 }
 
-/** A protocol run executes with LangGraph's v3 event stream (see RunExecutor). */
-const PROTOCOL_KWARGS = { protocol: true };
-
 interface TreeNode {
   namespace: string[];
   status: string;
@@ -74,9 +72,34 @@ function pendingInterrupts(interrupts: Record<string, unknown>): Set<string> {
 
 export class ProtocolService {
   private readonly reader: ThreadEventsDeps;
+  /**
+   * Runs that created their thread and started on this process, by thread, while their log is
+   * kept here: the thread has no earlier run, so its streams start with them without a query.
+   */
+  private readonly firstRuns = new Map<string, ProtocolRunRef>();
 
   constructor(private readonly deps: ProtocolServiceDeps) {
-    this.reader = { runs: deps.runStore, events: deps.events, notifier: deps.notifier };
+    this.reader = {
+      runs: deps.runStore,
+      events: deps.events,
+      notifier: deps.notifier,
+      firstRunHere: (threadId) => this.firstRunHere(threadId),
+    };
+  }
+
+  private firstRunHere(threadId: string): ProtocolRunRef | undefined {
+    const run = this.firstRuns.get(threadId);
+    if (!run || this.deps.events.keeps(run.run_id)) return run;
+    this.firstRuns.delete(threadId);
+    return undefined;
+  }
+
+  /** Remembers a run that is its thread's first and executes here (see `firstRuns`). */
+  private rememberFirst(threadId: string, run: ProtocolRunRef): void {
+    // Only runs still executing here stay: the map holds no more than this process runs.
+    for (const [thread, ref] of this.firstRuns)
+      if (!this.deps.events.keeps(ref.run_id)) this.firstRuns.delete(thread);
+    if (this.deps.events.keeps(run.run_id)) this.firstRuns.set(threadId, run);
   }
 
   /** Answers one command that needs no connection state (every command over HTTP). */
@@ -126,15 +149,6 @@ export class ProtocolService {
     }
   }
 
-  /**
-   * The thread's sequence number before any event of a run created now: at or above every
-   * event of the runs that already executed, below every event of a run that has not.
-   */
-  private async watermark(threadId: string): Promise<number> {
-    const { maxIndex } = await this.deps.runStore.protocolPosition(threadId);
-    return Math.max(0, (maxIndex + 1) * RUN_SEQ_STRIDE - 1);
-  }
-
   async runStart(
     threadId: string,
     raw: unknown,
@@ -175,12 +189,23 @@ export class ProtocolService {
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
   ): Promise<{ run_id: string; applied: number }> {
-    const applied = await this.watermark(threadId);
-    const run = await this.deps.runs.create(threadId, body, headers, {
-      startHere: true,
-      kwargs: PROTOCOL_KWARGS,
-    });
-    return { run_id: run.run_id, applied };
+    const { run, protocolPrior, createdUs, newThread } = await this.deps.runs.createProtocolRun(
+      threadId,
+      body,
+      headers,
+    );
+    const index = (run.kwargs as { protocol_index?: unknown }).protocol_index;
+    if (newThread && createdUs && run.status === 'running' && typeof index === 'number')
+      this.rememberFirst(threadId, {
+        run_id: run.run_id,
+        created_us: createdUs,
+        status: 'running',
+        index,
+      });
+    // The thread's sequence number before any event of the new run, as its insert saw the
+    // thread: at or above every event of the runs that already executed, below every event of a
+    // run that has not.
+    return { run_id: run.run_id, applied: Math.max(0, (protocolPrior + 1) * RUN_SEQ_STRIDE - 1) };
   }
 
   async inputRespond(

@@ -28,6 +28,11 @@ export interface ThreadEventsDeps {
   runs: RunStore;
   events: RunEventLog;
   notifier: Notifier;
+  /**
+   * The thread's first run, when it was started on this process and still executes here (its
+   * log kept in memory): `nextProtocolRun` would return it for any cursor before it.
+   */
+  firstRunHere?: (threadId: string) => ProtocolRunRef | undefined;
 }
 
 /** Where a reader starts: runs created after `afterUs` (µs), events with `seq > since`. */
@@ -220,7 +225,12 @@ export async function* threadProtocolEvents(
       IDLE_POLL_MS,
       signal,
     );
-    const { run } = await deps.runs.nextProtocolRun(threadId, afterUs);
+    // The stream that follows a run.start on a new thread finds its run without a round trip.
+    const here = deps.firstRunHere?.(threadId);
+    const { run } =
+      here && afterUs < BigInt(here.created_us)
+        ? { run: here }
+        : await deps.runs.nextProtocolRun(threadId, afterUs);
     if (!run) {
       await woken;
       continue;

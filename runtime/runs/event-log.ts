@@ -161,6 +161,11 @@ export class RunEventLog {
     }
   }
 
+  /** Whether a run's log is kept here (see `startedHere`): its readers here need not query. */
+  keeps(runId: string): boolean {
+    return this.kept.has(runId);
+  }
+
   /** Stops keeping a run's log (its execution here is over). */
   forget(runId: string): void {
     this.kept.delete(runId);

@@ -48,6 +48,8 @@ export interface RunKwargs {
   webhook?: string;
   /** Started through the thread protocol: its events are LangGraph's v3 protocol events. */
   protocol?: boolean;
+  /** A protocol run's place among its thread's (see `RunStore.protocolIndex`), once taken. */
+  protocol_index?: number;
 }
 
 /** What the executor needs of an assistant beyond what the run carries. */
@@ -271,7 +273,12 @@ export class RunExecutor {
           (event, data) => writer.push(event, data),
           assistant.graph_id,
         );
-        protocol.start(await this.deps.runs.protocolIndex(run.run_id, run.thread_id));
+        // A run that started as it was created took its place then.
+        protocol.start(
+          typeof kwargs.protocol_index === 'number'
+            ? kwargs.protocol_index
+            : await this.deps.runs.protocolIndex(run.run_id, run.thread_id),
+        );
         // What `streamEvents(..., { version: "v3" })` does, through public methods: the
         // registry's graph is a copy, which the class's private v3 method refuses.
         const source = await graph.stream(input, {

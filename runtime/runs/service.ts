@@ -138,6 +138,20 @@ export interface CreatedRun {
   cancelled: RunRow[];
   /** What the statement that started the run read for it (see `startRead`). */
   read?: Record<string, unknown>;
+  /** A protocol run's: the highest place its thread's protocol runs took before it (-1: none). */
+  protocolPrior?: number;
+  /** A protocol run's creation time in µs (see `InsertedRun`). */
+  createdUs?: string;
+  /** The statement that inserted the run created its thread too: it is the thread's first. */
+  newThread?: boolean;
+}
+
+/** How `RunService.create` creates a run (see there). */
+interface CreateOptions {
+  startHere?: boolean;
+  endOnly?: boolean;
+  kwargs?: Record<string, unknown>;
+  threadFilter?: Record<string, unknown> | undefined;
 }
 
 export class RunService {
@@ -162,13 +176,39 @@ export class RunService {
     threadId: string | undefined,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders = {},
-    options: {
-      startHere?: boolean;
-      endOnly?: boolean;
-      kwargs?: Record<string, unknown>;
-      threadFilter?: Record<string, unknown> | undefined;
-    } = {},
+    options: CreateOptions = {},
   ): Promise<RunRow> {
+    return (await this.createRun(threadId, body, requestHeaders, options)).run;
+  }
+
+  /**
+   * `create` for a run of the thread protocol (`kwargs.protocol`), with the highest place its
+   * thread's protocol runs took before it (-1: none), read by the statement that inserted it.
+   */
+  async createProtocolRun(
+    threadId: string,
+    body: RunCreateBody,
+    requestHeaders: IncomingHttpHeaders,
+  ): Promise<{ run: RunRow; protocolPrior: number; createdUs?: string; newThread: boolean }> {
+    // `protocol`: the run executes with LangGraph's v3 event stream (see RunExecutor).
+    const created = await this.createRun(threadId, body, requestHeaders, {
+      startHere: true,
+      kwargs: { protocol: true },
+    });
+    return {
+      run: created.run,
+      protocolPrior: created.protocolPrior ?? -1,
+      ...(created.createdUs ? { createdUs: created.createdUs } : {}),
+      newThread: created.newThread ?? false,
+    };
+  }
+
+  private async createRun(
+    threadId: string | undefined,
+    body: RunCreateBody,
+    requestHeaders: IncomingHttpHeaders,
+    options: CreateOptions,
+  ): Promise<CreatedRun> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
     // Planned again with a fresh assistant, the run keeps its ids (and so its first event).
@@ -205,7 +245,7 @@ export class RunService {
       }
     }
     await this.announce(created);
-    return created.run;
+    return created;
   }
 
   /** `fresh`: the run planned again with its assistant read now, not remembered. */
@@ -266,7 +306,7 @@ export class RunService {
           start,
           read,
         );
-        if (inserted) return { ...inserted, cancelled: [] };
+        if (inserted) return { ...inserted, cancelled: [], newThread: thread === created };
       }
     }
     // A remembered assistant may have changed (or the thread is missing): the transaction
@@ -385,9 +425,15 @@ export class RunService {
     // Only the other strategies look at the runs already there; `enqueue` just queues behind them.
     const inflight = strategy === 'enqueue' ? [] : await this.deps.runs.inflight(targetThread, db);
     if (strategy === 'reject' && inflight.length) throw conflict(REJECT_DETAIL);
-    const run = (await this.deps.runs.insert(planned.run, planned.opening, db, undefined, start))
-      ?.run;
-    if (!run) throw new Error('run insert returned nothing');
+    const inserted = await this.deps.runs.insert(
+      planned.run,
+      planned.opening,
+      db,
+      undefined,
+      start,
+    );
+    if (!inserted) throw new Error('run insert returned nothing');
+    const { run, protocolPrior } = inserted;
     const cancelled =
       strategy === 'interrupt' || strategy === 'rollback'
         ? await this.deps.runs.requestCancel(
@@ -396,7 +442,7 @@ export class RunService {
             db,
           )
         : [];
-    return { run, cancelled };
+    return { run, cancelled, ...(protocolPrior !== undefined ? { protocolPrior } : {}) };
   }
 
   /** After the creating transaction committed: settle cancelled runs and wake the workers. */

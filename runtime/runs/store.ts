@@ -59,6 +59,13 @@ export interface RunLease {
   attempt: number;
 }
 
+/**
+ * The highest place a thread's (`$2`) protocol runs took so far, -1 if none (see
+ * `RunStore.protocolIndex`).
+ */
+const PROTOCOL_PRIOR_SQL = `SELECT coalesce(max((kwargs->>'protocol_index')::bigint), -1) AS index
+  FROM runs WHERE thread_id = $2 AND kwargs ? 'protocol_index'`;
+
 /** `lease` holds: the run is still running under it. Parameters from `$at`: worker, attempt. */
 function leaseHeldSql(at: number): string {
   return `worker_id = $${at} AND attempt = $${at + 1} AND status = 'running'`;
@@ -88,6 +95,10 @@ export interface RunStart {
 export interface InsertedRun {
   run: RunRow;
   read?: Record<string, unknown>;
+  /** A protocol run's: the highest place its thread's protocol runs took before it (-1: none). */
+  protocolPrior?: number;
+  /** A protocol run's creation time in µs since the epoch (a thread stream's cursor unit). */
+  createdUs?: string;
 }
 
 /** A run inserted running lost the race for its thread to a claimed one: insert it queued. */
@@ -300,7 +311,15 @@ export class RunStore {
       : `SELECT false AND $11::text IS NULL AND $12::float8 IS NULL AS now`;
     const columns = `run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, created_at,
       status, attempt, worker_id, lease_expires_at, run_started_at`;
-    const row = `$1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::float8),
+    // A protocol run that starts at once takes its place among its thread's protocol runs here
+    // (see `protocolIndex`), in the snapshot that found the thread idle: its stream's first
+    // event need not wait for another statement and commit.
+    const protocol = run.kwargs.protocol === true;
+    const kwargsSql = protocol
+      ? `CASE WHEN start.now THEN $5::jsonb || jsonb_build_object('protocol_index', prior.index + 1)
+         ELSE $5::jsonb END`
+      : '$5';
+    const row = `$1, $2, $3, $4, ${kwargsSql}, $6, now() + make_interval(secs => $7::float8),
       CASE WHEN start.now THEN 'running' ELSE 'pending' END, CASE WHEN start.now THEN 1 ELSE 0 END,
       CASE WHEN start.now THEN $11 END,
       CASE WHEN start.now THEN now() + make_interval(secs => $12::float8) END,
@@ -313,9 +332,11 @@ export class RunStore {
     };
     const ctes = thread ? [`thread AS (${embed(thread)})`] : [];
     const notifyHere = this.notifiesItself(db);
+    ctes.push(`start AS (${starts})`);
+    if (protocol) ctes.push(`prior AS (${PROTOCOL_PRIOR_SQL})`);
     ctes.push(
-      `start AS (${starts})`,
-      `inserted AS (INSERT INTO runs (${columns}) SELECT ${row} FROM ${thread ? 'thread, ' : ''}start
+      `inserted AS (INSERT INTO runs (${columns}) SELECT ${row}
+         FROM ${thread ? 'thread, ' : ''}start${protocol ? ', prior' : ''}
          RETURNING ${RUN_COLUMNS})`,
       appendEventsCtes(8, 9, 10, notifyHere, thread ? 'inserted' : undefined),
     );
@@ -326,17 +347,33 @@ export class RunStore {
         `read AS (SELECT ${readColumns.join(', ')} FROM (${embed(read)}) AS r
            WHERE (SELECT now FROM start))`,
       );
+    const extra = [
+      ...readColumns.map((c) => `read.${c}`),
+      ...(protocol
+        ? [
+            'prior.index::text AS protocol_prior',
+            '(extract(epoch FROM inserted.created_at) * 1000000)::bigint::text AS created_us',
+          ]
+        : []),
+    ];
     const { rows } = await db.query<RunRow & Record<string, unknown>>(
       `WITH ${ctes.join(',\n')}
-       SELECT ${[RUN_COLUMNS, ...readColumns.map((c) => `read.${c}`)].join(', ')}
-       FROM inserted CROSS JOIN woken${readColumns.length ? ' LEFT JOIN read ON true' : ''}`,
+       SELECT ${[RUN_COLUMNS, ...extra].join(', ')}
+       FROM inserted CROSS JOIN woken${protocol ? ' CROSS JOIN prior' : ''}${readColumns.length ? ' LEFT JOIN read ON true' : ''}`,
       params,
     );
     const inserted = rows[0];
     if (inserted) this.announce(notifyHere, opening.notify);
-    if (!inserted || !readColumns.length) return inserted && { run: inserted };
+    if (!inserted) return undefined;
+    const taken = protocol ? takeColumns(inserted, ['protocol_prior', 'created_us']) : undefined;
+    const prior = taken
+      ? { protocolPrior: Number(taken.protocol_prior), createdUs: String(taken.created_us) }
+      : {};
+    if (!readColumns.length) return { run: inserted, ...prior };
     const readRow = takeColumns(inserted, readColumns);
-    return inserted.status === 'running' ? { run: inserted, read: readRow } : { run: inserted };
+    return inserted.status === 'running'
+      ? { run: inserted, read: readRow, ...prior }
+      : { run: inserted, ...prior };
   }
 
   /** Pending and running runs of a thread, oldest first. */
@@ -787,7 +824,8 @@ export class RunStore {
   /**
    * A protocol run's place among its thread's protocol runs: one past the highest taken, fixed
    * the first time it is asked (when the run starts executing, alone on its thread) and kept by
-   * retries. Its events' thread-wide sequence numbers start there.
+   * retries. Its events' thread-wide sequence numbers start there. A run inserted running takes
+   * it in its insert (`insert`), and never asks.
    */
   async protocolIndex(runId: string, threadId: string): Promise<number> {
     const { rows } = await this.pool.query<{ index: string }>({
