@@ -7,6 +7,7 @@
 // This VM is shared and noisy: the pairing, not the absolute figures, is what to read.
 //
 //   npx tsx bench/auth/run.ts [--pairs 200] [--duration 3] [--repeats 3] [--threads 2000]
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HttpClient, runWindow, summarize, type RequestSpec } from '../http/load.js';
@@ -60,24 +61,72 @@ async function seed(client: HttpClient, authed: boolean): Promise<string[]> {
   return mine;
 }
 
+/** CPU time (ms) of a process and its live children, from /proc (clock ticks of 10 ms). */
+function treeCpuMs(pid: number): number {
+  let ms = 0;
+  const visit = (p: number) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      for (const child of readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').split(' '))
+        if (child.trim()) visit(Number(child));
+    } catch {
+      // Gone in between: its time is lost either way.
+    }
+  };
+  visit(pid);
+  return ms;
+}
+
+/** The pids whose CPU a side costs: its server and the PostgreSQL serving it (by port). */
+function sidePids(server: RunningServer): number[] {
+  const port = server.databaseUrl ? new URL(server.databaseUrl).port : '';
+  const postmaster = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .find((d) => {
+      try {
+        const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+        return /postgres$/.test(cmd[0] ?? '') && cmd.includes(port) && cmd.includes('-p');
+      } catch {
+        return false;
+      }
+    });
+  return [server.pid, ...(postmaster ? [Number(postmaster)] : [])];
+}
+
+const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + treeCpuMs(pid), 0);
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-async function paired(clients: Record<Side, HttpClient>, scenario: Scenario) {
+async function paired(
+  clients: Record<Side, HttpClient>,
+  scenario: Scenario,
+  pids: Record<Side, number[]>,
+) {
   const took: Record<Side, number[]> = { 'no auth': [], 'custom auth': [] };
+  // Server + PostgreSQL CPU over each side's own requests: summed, the 10 ms ticks average out.
+  const cpu: Record<Side, number> = { 'no auth': 0, 'custom auth': 0 };
   const sides: Side[] = ['no auth', 'custom auth'];
   for (let i = 0; i < options.pairs + 10; i++) {
     for (const side of i % 2 ? sides : [...sides].reverse()) {
       const spec = scenario.spec[side]();
+      const cpuBefore = cpuOf(pids[side]);
       const started = performance.now();
       const res = await clients[side].request(spec.method, spec.path, spec.body);
       const ms = performance.now() - started;
+      if (i >= 10) cpu[side] += cpuOf(pids[side]) - cpuBefore;
       if (res.status !== 200) throw new Error(`${side} ${spec.path}: ${res.status} ${res.body}`);
       const problem = spec.check?.(res.body);
       if (problem) throw new Error(`${side} ${spec.path}: ${problem}`);
       if (i >= 10) took[side].push(ms);
     }
   }
-  return { noAuth: median(took['no auth']), auth: median(took['custom auth']) };
+  return {
+    noAuth: median(took['no auth']),
+    auth: median(took['custom auth']),
+    cpuNoAuth: cpu['no auth'] / options.pairs,
+    cpuAuth: cpu['custom auth'] / options.pairs,
+  };
 }
 
 async function throughput(servers: Record<Side, RunningServer>, scenario: Scenario) {
@@ -154,16 +203,21 @@ async function main() {
         spec: { 'no auth': run(plainMine), 'custom auth': run(authMine) },
       },
     ];
+    const pids = {
+      'no auth': sidePids(servers['no auth']),
+      'custom auth': sidePids(servers['custom auth']),
+    };
     const single = {
       'no auth': new HttpClient(servers['no auth'].url, 1),
       'custom auth': new HttpClient(servers['custom auth'].url, 1, AUTH),
     };
     for (const scenario of scenarios) {
-      const latency = await paired(single, scenario);
+      const latency = await paired(single, scenario, pids);
       const rate = await throughput(servers, scenario);
       console.log(
         `- ${scenario.id}: p50 ${latency.noAuth.toFixed(2)} ms -> ${latency.auth.toFixed(2)} ms ` +
-          `(x${(latency.auth / latency.noAuth).toFixed(3)}); 4 clients ${rate.noAuth.toFixed(0)} -> ` +
+          `(x${(latency.auth / latency.noAuth).toFixed(3)}); CPU/request ${latency.cpuNoAuth.toFixed(2)} ms -> ` +
+          `${latency.cpuAuth.toFixed(2)} ms (x${(latency.cpuAuth / latency.cpuNoAuth).toFixed(3)}); 4 clients ${rate.noAuth.toFixed(0)} -> ` +
           `${rate.auth.toFixed(0)} ops/s (x${(rate.auth / rate.noAuth).toFixed(3)})`,
       );
     }

@@ -73,15 +73,44 @@ export interface ThreadWithStateCache {
   cacheKey: string | null;
 }
 
+/**
+ * The metadata key owner-scoped auth filters use (`{ owner: user.identity }`, as in the official
+ * examples): it has a btree index of its own, with creation order (migration 010).
+ */
+const OWNER = 'owner';
+
+type Scalar = string | number | boolean | null;
+const isScalar = (v: unknown): v is Scalar =>
+  v === null || ['string', 'number', 'boolean'].includes(typeof v);
+
+/** Whether a metadata pattern asks for one owner (a scalar `owner`), which the owner index serves. */
+function ownerScoped(pattern: Record<string, unknown> | null | undefined): boolean {
+  return pattern != null && Object.hasOwn(pattern, OWNER) && isScalar(pattern[OWNER]);
+}
+
+/**
+ * A containment pattern on `metadata`. A scalar `owner` becomes an equality on
+ * `metadata -> 'owner'`, the same rows (a scalar is contained only in an equal scalar, never in
+ * an array or object), so the owner index can walk that owner's threads in order; the other keys
+ * stay a containment the GIN index serves.
+ */
+function metadataConditions(pattern: Record<string, unknown>, params: SqlParams): string[] {
+  if (!ownerScoped(pattern)) return [`metadata @> ${params.add(jsonb(pattern))}::jsonb`];
+  const { [OWNER]: owner, ...rest } = pattern;
+  const out = [`metadata -> '${OWNER}' = ${params.add(jsonb(owner))}::jsonb`];
+  if (Object.keys(rest).length) out.push(`metadata @> ${params.add(jsonb(rest))}::jsonb`);
+  return out;
+}
+
 function conditions(filter: ThreadFilter, params: SqlParams): string[] {
   const out: string[] = [];
   if (filter.metadata && Object.keys(filter.metadata).length) {
-    out.push(`metadata @> ${params.add(jsonb(filter.metadata))}::jsonb`);
+    out.push(...metadataConditions(filter.metadata, params));
   }
   if (filter.values && Object.keys(filter.values).length) {
     out.push(`"values" @> ${params.add(jsonb(filter.values))}::jsonb`);
   }
-  if (filter.auth) out.push(`metadata @> ${params.add(jsonb(filter.auth))}::jsonb`);
+  if (filter.auth) out.push(...metadataConditions(filter.auth, params));
   if (filter.status) out.push(`status = ${params.add(filter.status)}`);
   if (filter.ids?.length) out.push(`thread_id = ANY(${params.add(filter.ids)}::uuid[])`);
   return out;
@@ -423,7 +452,7 @@ export class ThreadStore {
     const page = `LIMIT ${params.add(filter.limit + 1)} OFFSET ${params.add(filter.offset)}`;
     const shape = { columns: chosen.map(quote).join(', '), key: quote(filter.sortBy), where, page };
     const { rows } = await this.pool.query<Partial<ThreadRow>>(
-      containment(filter)
+      containment(filter) && !ownerScoped(filter.auth) && !ownerScoped(filter.metadata)
         ? sparseAwareSearch(shape, filter.sortOrder)
         : `SELECT ${shape.columns} FROM threads ${where}
            ORDER BY ${shape.key} ${filter.sortOrder}, thread_id ${filter.sortOrder} ${page}`,
@@ -478,6 +507,8 @@ function containment(filter: ThreadFilter): boolean {
  * SPARSE_MATCHES matches (id and sort key): below that it holds them all, and the page is cut
  * from it and read by primary key; at that many, the second branch walks the sort index. Each
  * branch is gated by a one-time condition on the probe: only one of them reads threads.
+ * A search for one owner's threads does not need it: the owner index holds only that owner's
+ * rows, in creation order, so a plain statement walks it (see `metadataConditions`).
  */
 function sparseAwareSearch(
   shape: { columns: string; key: string; where: string; page: string },

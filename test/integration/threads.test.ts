@@ -2,6 +2,7 @@
 import type { Message, ThreadState } from '@langchain/langgraph-sdk';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { compileFilter } from '../../runtime/auth/index.js';
 import { ThreadStore, threadInsertBatcher, threadRowLoader } from '../../runtime/threads/index.js';
 import { countingPool } from '../support/counting-pool.js';
 import { useRuntime } from '../support/fixture.js';
@@ -322,6 +323,88 @@ describe('thread search, count and prune', () => {
         expect(last.rows.map((r) => r.thread_id)).toEqual(desc(threads).slice(-1));
         expect(last.hasMore).toBe(false);
       }
+    } finally {
+      await counted.pool.end();
+    }
+  });
+
+  it('an owner filter selects what containment would, walking the owner index newest first', async () => {
+    const counted = countingPool(new pg.Pool({ connectionString: rt.db.url, max: 2 }));
+    try {
+      const store = new ThreadStore(counted.pool);
+      const [tag, alice] = [crypto.randomUUID(), `alice-${crypto.randomUUID()}`];
+      // Owner values a scalar equality must not confuse: the same text in an array or object,
+      // a number and its text, true, null, no owner at all.
+      const owners: unknown[] = [alice, alice, [alice], { name: alice }, 'bob', 1, '1', true, null];
+      const made: Parameters<ThreadStore['insertMany']>[0] = owners.map((owner, n) => ({
+        thread_id: crypto.randomUUID(),
+        metadata: { tag, owner, n, ...(n === 1 ? { team: 'x' } : {}) },
+        ttl: undefined,
+      }));
+      made.push({
+        thread_id: crypto.randomUUID(),
+        metadata: { tag, n: 99 },
+        ttl: undefined,
+      });
+      await store.insertMany(made);
+      const patterns: Record<string, unknown>[] = [
+        compileFilter({ owner: alice }),
+        compileFilter({ owner: { $eq: alice } }),
+        compileFilter({ owner: { $contains: alice } }),
+        compileFilter({ owner: alice, team: 'x' }),
+        { owner: { name: alice } },
+        { owner: 1 },
+        { owner: '1' },
+        { owner: true },
+        { owner: null },
+        { owner: 'nobody' },
+      ];
+      const page = { limit: 50, offset: 0, sortBy: 'created_at', sortOrder: 'desc' } as const;
+      for (const pattern of patterns) {
+        // What JSON containment selects is the reference.
+        const { rows } = await counted.pool.query<{ thread_id: string }>(
+          `SELECT thread_id FROM threads WHERE metadata @> $1::jsonb AND metadata @> $2::jsonb
+           ORDER BY created_at DESC, thread_id DESC`,
+          [JSON.stringify({ tag }), JSON.stringify(pattern)],
+        );
+        const expected = rows.map((r) => r.thread_id);
+        const byAuth = await store.search({ ...page, metadata: { tag }, auth: pattern });
+        const byMetadata = await store.search({ ...page, metadata: { tag, ...pattern } });
+        const counts = [
+          await store.count({ metadata: { tag }, auth: pattern }),
+          await store.count({ metadata: { ...pattern, tag } }),
+        ];
+        expect([pattern, byAuth.rows.map((r) => r.thread_id)]).toEqual([pattern, expected]);
+        expect([pattern, byMetadata.rows.map((r) => r.thread_id)]).toEqual([pattern, expected]);
+        expect([pattern, counts]).toEqual([pattern, [expected.length, expected.length]]);
+      }
+      expect(
+        (await store.search({ ...page, auth: { owner: alice } })).rows.map((r) => r.thread_id),
+      ).toEqual(
+        made
+          .slice(0, 2)
+          .map((t) => t.thread_id)
+          .sort()
+          .reverse(),
+      );
+
+      // One owner among others: the page is read off the owner index, newest first, not sorted.
+      const many = Array.from({ length: 400 }, (_, n) => ({
+        thread_id: crypto.randomUUID(),
+        metadata: { owner: n % 4 ? `other-${tag}` : alice },
+        ttl: undefined,
+      }));
+      await store.insertMany(many);
+      await counted.pool.query('ANALYZE threads');
+      await store.search({ ...page, limit: 10, auth: { owner: alice } });
+      const sent = counted.last();
+      const plan = await counted.pool.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (COSTS OFF) ${sent?.text ?? ''}`,
+        sent?.values,
+      );
+      const lines = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(lines).toContain('Index Scan Backward using threads_owner_idx');
+      expect(lines).not.toMatch(/Sort/);
     } finally {
       await counted.pool.end();
     }
