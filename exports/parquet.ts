@@ -239,8 +239,8 @@ const MiB = 1024 * 1024;
  * (32 MiB buffers, several held at once) was the largest part of the exporting process's peak
  * RSS; 4 MiB buffers encode as fast. DuckDB refuses a line over `max_line_size` (2 MiB by
  * default) and needs a buffer of at least twice the longest line (a line may straddle two), so
- * both grow with a file's longest row, and the memory limit with them: a file with one 10 MB run
- * needs about 160 MB more than one of 2 KB runs.
+ * both grow with a file's longest row, and the memory limit with them (a 10 MB run needed more
+ * than 8 buffers' worth).
  */
 export function csvBuffers(longestRow: number): {
   maxLineSize: number;
