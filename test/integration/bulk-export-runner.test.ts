@@ -244,10 +244,10 @@ describe('export run engine', () => {
     // Every CSV the runs copy, to show they were under `dir` (not only that `dir` ends empty).
     const copied: string[] = [];
     class RecordingTraces extends TraceStore {
-      onCopy = () => {};
+      onCopy: () => Promise<unknown> | void = () => undefined;
       override async copyExportRows(...args: Parameters<TraceStore['copyExportRows']>) {
         copied.push(args[3]);
-        this.onCopy();
+        await this.onCopy();
         return super.copyExportRows(...args);
       }
     }
@@ -276,7 +276,8 @@ describe('export run engine', () => {
     const cancelled = await newExport();
     let copies = 0;
     recording.onCopy = () => {
-      if (++copies === 3) void store.cancelExport(tenant, cancelled.exportId);
+      // Awaited: the third file cannot be committed before the cancel has landed.
+      if (++copies === 3) return store.cancelExport(tenant, cancelled.exportId);
     };
     expect(await runner(s3.client(s3.writer)).execute(cancelled.runId, 'pod-a')).toBe('Lost');
     expect((await store.getRun(cancelled.runId))!.status).toBe('Cancelled');
