@@ -222,18 +222,41 @@ const DUCKDB_CODEC = {
  * the exporting process does not grow file after file. Loaded on the first export (a native
  * library the other commands never need); one thread, bounded memory.
  */
-async function openDuckdb(): Promise<DuckDBInstance> {
+async function openDuckdb(memoryLimitBytes: number): Promise<DuckDBInstance> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  return DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '128MB' });
+  return DuckDBInstance.create(':memory:', {
+    threads: '1',
+    memory_limit: `${Math.ceil(memoryLimitBytes / MiB)}MiB`,
+  });
 }
 
 const quote = (path: string) => `'${path.replaceAll("'", "''")}'`;
 
+const MiB = 1024 * 1024;
+
+/**
+ * The CSV reader's buffers for a file whose longest row has `longestRow` bytes. DuckDB's default
+ * (32 MiB buffers, several held at once) was the largest part of the exporting process's peak
+ * RSS; 4 MiB buffers encode as fast. DuckDB refuses a line over `max_line_size` (2 MiB by
+ * default) and needs a buffer of at least twice the longest line (a line may straddle two), so
+ * both grow with a file's longest row, and the memory limit with them (a 10 MB run needed more
+ * than 8 buffers' worth).
+ */
+export function csvBuffers(longestRow: number): {
+  maxLineSize: number;
+  bufferSize: number;
+  memoryLimit: number;
+} {
+  const maxLineSize = Math.max(2 * MiB, longestRow + 1024);
+  const bufferSize = Math.max(4 * MiB, 2 * maxLineSize);
+  return { maxLineSize, bufferSize, memoryLimit: Math.max(128 * MiB, 16 * bufferSize) };
+}
+
 /**
  * Encodes a CSV chunk written by the trace store (`copyExportRows`, columns `fields` in the
- * export's order) as one Parquet file with DuckDB's native writer: the same schema as
- * ParquetRunWriter's (strings, JSON, TIMESTAMP(MICROS, UTC), int64, double, boolean,
- * LIST<UTF8>). Returns the rows written.
+ * export's order, rows of at most `longestRow` bytes) as one Parquet file with DuckDB's native
+ * writer: the same schema as ParquetRunWriter's (strings, JSON, TIMESTAMP(MICROS, UTC), int64,
+ * double, boolean, LIST<UTF8>). Returns the rows written.
  */
 export async function encodeCsvChunk(
   csvPath: string,
@@ -241,15 +264,18 @@ export async function encodeCsvChunk(
   fields: readonly string[],
   compression: Compression,
   rowGroupSize: number,
+  longestRow: number,
 ): Promise<number> {
   const columns = EXPORT_COLUMNS.filter(([name]) => fields.includes(name));
   const types = columns.map(([name, kind]) => `'${name}': '${CSV_TYPE[kind]}'`).join(', ');
+  const { maxLineSize, bufferSize, memoryLimit } = csvBuffers(longestRow);
   // PostgreSQL's CSV: NULL is an empty unquoted field, an empty string is "" (allow_quoted_nulls
   // off keeps it a string); quotes are doubled.
   const source = `read_csv(${quote(csvPath)}, header = false, auto_detect = false, delim = ',',
-    quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${types}})`;
+    quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${types}},
+    max_line_size = ${maxLineSize}, buffer_size = ${bufferSize})`;
   // An instance per file: runs executing side by side each get their own.
-  const db = await openDuckdb();
+  const db = await openDuckdb(memoryLimit);
   const conn = await db.connect();
   try {
     // Epoch microseconds to TIMESTAMPTZ exactly, whatever the host's zone.

@@ -147,7 +147,7 @@ export class ExportRunner {
         },
       };
     };
-    const dir = await mkdtemp(join(tmpdir(), 'graphdock-export-'));
+    const dir = await mkdtemp(join(this.settings.tempDir ?? tmpdir(), 'graphdock-export-'));
     let made = 0;
     // Copies the file after `after` out of PostgreSQL into a local CSV: the chunk's end first,
     // so the COPY reads exactly (after, end] and a retry reads the same rows.
@@ -158,14 +158,14 @@ export class ExportRunner {
       const csv = join(dir, `chunk-${made++}.csv`);
       const copy = query(after);
       const t0 = performance.now();
-      const rows = await this.traces.copyExportRows(
+      const { rows, longestRow } = await this.traces.copyExportRows(
         exp.tenant_id,
         { ...copy.query, until: end.last },
         fields,
         csv,
         copy.params,
       );
-      return { csv, rows, last: end.last, copyMs: performance.now() - t0 };
+      return { csv, rows, longestRow, last: end.last, copyMs: performance.now() - t0 };
     };
     let next: Promise<Chunk | undefined> = prepare(decodeCursor(run.cursor));
     try {
@@ -226,6 +226,7 @@ export class ExportRunner {
         fields,
         compressionOf(exp.compression),
         this.settings.rowGroupSize,
+        chunk.longestRow,
       );
       await rm(chunk.csv, { force: true });
       if (rows !== chunk.rows) throw new Error(`encoded ${rows} rows of the ${chunk.rows} copied`);
@@ -282,6 +283,8 @@ export class ExportRunner {
 interface Chunk {
   csv: string;
   rows: number;
+  /** Its longest row in bytes (sizes the CSV reader's buffers). */
+  longestRow: number;
   /** The cursor of its last row. */
   last: Cursor;
   copyMs: number;

@@ -5,6 +5,7 @@ import {
   jsonb,
   SqlParams,
   whereClause,
+  type CopyResult,
   type Pool,
 } from '../common/db/index.js';
 import type { ExportedRun, RunRecord, RunPatch, SessionRow, StoredRun } from './model.js';
@@ -407,7 +408,7 @@ export class TraceStore {
    * Writes the rows after `after` up to and including `until` (keyset order) to `path` as CSV
    * through `COPY … TO STDOUT`, with the columns `fields` in that order: JSON as its text, times
    * as epoch microseconds, arrays as JSON arrays. Nothing is parsed in this process: the rows go
-   * from PostgreSQL's output to the file. Returns the row count.
+   * from PostgreSQL's output to the file. Returns the row count and the longest row's bytes.
    */
   async copyExportRows(
     tenantId: string,
@@ -415,7 +416,7 @@ export class TraceStore {
     fields: readonly (keyof ExportedRun)[],
     path: string,
     params = new SqlParams(),
-  ): Promise<number> {
+  ): Promise<CopyResult> {
     const c = exportWhere(tenantId, query, params);
     const until = `(r.start_time, r.id) <= (${keysetTime(params.add(query.until.startMicros))}, ${params.add(query.until.id)}::uuid)`;
     const select = `SELECT ${fields.map((f) => EXPORT_CSV_COLUMNS[f]).join(', ')}

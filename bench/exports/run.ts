@@ -10,12 +10,16 @@
 //
 //   npx tsx bench/exports/run.ts [--rows 1000000] [--days 1] [--codec zstd]
 //                                [--baseline-rows 200000] [--profile]
+//                                [--repeat N] [--alt-env K=V,K2=V2]
+//
+// --repeat exports the same seeded rows N times (a fresh export each), --alt-env runs every
+// second repeat with these environment variables, so two variants interleave in the same minutes.
 //
 // Seeding: 20,000 rows from the generator inserted with json_populate_recordset, then copied
 // set-based (INSERT … SELECT) with fresh ids, traces and times until --rows, spread over --days.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,6 +47,8 @@ const { values } = parseArgs({
     codec: { type: 'string', default: 'zstd' },
     'baseline-rows': { type: 'string', default: '200000' },
     profile: { type: 'boolean', default: false },
+    repeat: { type: 'string', default: '1' },
+    'alt-env': { type: 'string' },
     // Internal: the child that exports (or runs the baseline).
     child: { type: 'string' },
     spec: { type: 'string' },
@@ -68,8 +74,31 @@ interface Spec {
 
 const rss = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
+/**
+ * GRAPHDOCK_BENCH_RSS_TRACE=1: the exporting child prints its RSS (anon and file-backed) and
+ * V8's heap and external memory every 20 ms when RSS reaches a new high, to see what the peak is.
+ */
+function rssTrace() {
+  const kb = (t: string, k: string) =>
+    Math.round(Number(new RegExp(k + ':\\s+(\\d+)').exec(t)?.[1]) / 1024);
+  let max = 0;
+  const timer = setInterval(() => {
+    const t = readFileSync('/proc/self/status', 'utf8');
+    const m = process.memoryUsage();
+    const r = kb(t, 'VmRSS');
+    if (r > max) {
+      max = Math.max(max, r);
+      console.log(
+        `RSS ${(performance.now() / 1000).toFixed(2)} rss=${r} anon=${kb(t, 'RssAnon')} file=${kb(t, 'RssFile')} heap=${Math.round(m.heapUsed / 1048576)} ext=${Math.round(m.external / 1048576)} ab=${Math.round(m.arrayBuffers / 1048576)}`,
+      );
+    }
+  }, 20);
+  return { stop: () => clearInterval(timer) };
+}
+
 /** The exporting process: executes the export's runs one after the other through the runner. */
 async function exportChild(spec: Spec) {
+  const trace = process.env.GRAPHDOCK_BENCH_RSS_TRACE ? rssTrace() : undefined;
   const pool = createPool({ url: spec.dbUrl, max: 4 });
   const { S3Client } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
@@ -99,7 +128,12 @@ async function exportChild(spec: Spec) {
   for (const id of spec.runIds) outcomes.push(await runner.execute(id, 'bench'));
   const seconds = (performance.now() - t0) / 1000;
   await pool.end();
-  return { seconds, outcomes, peakRssMb: rss() };
+  trace?.stop();
+  // CPU of the exporting process (DuckDB's thread included; PostgreSQL's is not), less noisy
+  // than wall time on a loaded machine.
+  const cpu = process.cpuUsage();
+  const cpuSeconds = +((cpu.user + cpu.system) / 1e6).toFixed(1);
+  return { seconds, outcomes, peakRssMb: rss(), cpuSeconds };
 }
 
 /** The previous path: pg row objects, 10,000 a page, into hyparquet-writer (no upload). */
@@ -151,7 +185,7 @@ async function copyFloorChild(spec: Spec) {
     end: spec.end,
     limit: spec.rows,
   });
-  const rows = await traces.copyExportRows(
+  const { rows } = await traces.copyExportRows(
     spec.tenant,
     { sessionId: spec.session, start: spec.start, end: spec.end, limit: 0, until: last!.last },
     EXPORT_FIELDS,
@@ -237,12 +271,16 @@ async function seed(
   return { seconds: (performance.now() - t0) / 1000, ...count[0] };
 }
 
-function child(kind: string, spec: Spec, profileDir?: string) {
+function child(kind: string, spec: Spec, profileDir?: string, env: Record<string, string> = {}) {
   const args = ['--import', 'tsx'];
   if (profileDir) args.push('--cpu-prof', '--cpu-prof-dir', profileDir);
   args.push(import.meta.filename, '--child', kind, '--spec', JSON.stringify(spec));
   args.push('--codec', values.codec);
-  const res = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 60 * 60_000 });
+  const res = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    timeout: 60 * 60_000,
+    env: { ...process.env, ...env },
+  });
   const lines = res.stdout.trim().split('\n');
   const last = lines.find((l) => l.startsWith('RESULT '))?.slice(7) ?? '';
   // The runner's per-file timings (debug log lines).
@@ -253,6 +291,8 @@ function child(kind: string, spec: Spec, profileDir?: string) {
         `  file: ${f.rows} rows, ${(f.bytes! / 1e6).toFixed(1)} MB, copy ${f.copyMs} ms, encode ${f.encodeMs} ms, upload+verify ${f.uploadMs} ms`,
       );
     }
+  if (process.env.GRAPHDOCK_BENCH_RSS_TRACE)
+    for (const line of lines) if (line.startsWith('RSS ')) console.log(`  ${line}`);
   if (res.status !== 0) throw new Error(`${kind} failed: ${res.stderr.slice(-2000)}`);
   return JSON.parse(last) as Record<string, unknown>;
 }
@@ -281,39 +321,42 @@ async function main() {
     const seeded = await seed(pgServer.url, tenant, session, rows, days);
     console.log(`seeded ${JSON.stringify(seeded)} in ${seeded.seconds.toFixed(1)} s`);
 
-    const exportId = randomUUID();
-    const runIds = Array.from({ length: days }, () => randomUUID());
+    // One export over the same rows per repeat: a fresh export id (its own objects), fresh runs.
+    const newExport = async () => {
+      const exportId = randomUUID();
+      const runIds = Array.from({ length: days }, () => randomUUID());
+      await new ExportStore(pool).createExport(
+        {
+          id: exportId,
+          tenant_id: tenant,
+          bulk_export_destination_id: randomUUID(),
+          session_id: session,
+          start_time: start,
+          end_time: end,
+          filter: null,
+          format: 'Parquet',
+          compression: values.codec,
+          interval_hours: null,
+          export_fields: null,
+          status: 'Created',
+          source_bulk_export_id: null,
+          next_window_start: null,
+        },
+        runIds.map((id, i) => ({
+          id,
+          start_time: `${day(i)}T00:00:00Z`,
+          end_time: `${day(i + 1)}T00:00:00Z`,
+        })),
+      );
+      return { exportId, runIds };
+    };
     const start = `${day(0)}T00:00:00Z`;
     const end = `${day(days)}T00:00:00Z`;
-    await new ExportStore(pool).createExport(
-      {
-        id: exportId,
-        tenant_id: tenant,
-        bulk_export_destination_id: randomUUID(),
-        session_id: session,
-        start_time: start,
-        end_time: end,
-        filter: null,
-        format: 'Parquet',
-        compression: values.codec,
-        interval_hours: null,
-        export_fields: null,
-        status: 'Created',
-        source_bulk_export_id: null,
-        next_window_start: null,
-      },
-      runIds.map((id, i) => ({
-        id,
-        start_time: `${day(i)}T00:00:00Z`,
-        end_time: `${day(i + 1)}T00:00:00Z`,
-      })),
-    );
-    await pool.end();
     const spec: Spec = {
       dbUrl: pgServer.url,
       tenant,
       session,
-      runIds,
+      runIds: [],
       endpoint: s3.endpoint,
       credentials: s3.writer,
       start,
@@ -326,38 +369,51 @@ async function main() {
 
     const profileDir = values.profile ? join(process.cwd(), '.cache', 'export-profile') : undefined;
     if (profileDir) mkdirSync(profileDir, { recursive: true });
-    const loadBefore = load();
-    const exported = child('export', spec, profileDir);
-    const secs = exported.seconds as number;
-    console.log(
-      `export through the runner (load ${loadBefore} → ${load()}): ${JSON.stringify(exported)}, ${Math.round(rows / secs)} rows/s`,
+    // --alt-env K=V,…: every second repeat runs with these variables, so A and B interleave.
+    const altEnv = Object.fromEntries(
+      (values['alt-env'] ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
     );
+    const repeats = Number(values.repeat);
+    for (let i = 0; i < repeats; i++) {
+      const variant = i % 2 === 1 && Object.keys(altEnv).length ? altEnv : {};
+      const { exportId, runIds } = await newExport();
+      const loadBefore = load();
+      const exported = child('export', { ...spec, runIds }, profileDir, variant);
+      const secs = exported.seconds as number;
+      console.log(
+        `export ${i + 1}/${repeats}${Object.keys(variant).length ? ` with ${JSON.stringify(variant)}` : ''} through the runner (load ${loadBefore} → ${load()}): ${JSON.stringify(exported)}, ${Math.round(rows / secs)} rows/s`,
+      );
 
-    // Read back with DuckDB.
-    const keys = await s3.listKeys(BUCKET, `exports/export_id=${exportId}/`);
-    const files: string[] = [];
-    let objectBytes = 0;
-    for (const key of keys) {
-      const obj = await s3.client().send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-      const bytes = await obj.Body!.transformToByteArray();
-      objectBytes += bytes.length;
-      const file = join(dir, `${files.length}.parquet`);
-      writeFileSync(file, bytes);
-      files.push(file);
+      // Read back with DuckDB.
+      const keys = await s3.listKeys(BUCKET, `exports/export_id=${exportId}/`);
+      const files: string[] = [];
+      let objectBytes = 0;
+      for (const key of keys) {
+        const obj = await s3.client().send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+        const bytes = await obj.Body!.transformToByteArray();
+        objectBytes += bytes.length;
+        const file = join(dir, `${files.length}.parquet`);
+        writeFileSync(file, bytes);
+        files.push(file);
+      }
+      const conn = await (await DuckDBInstance.create()).connect();
+      const check = await conn.runAndReadAll(
+        `SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS d
+           FROM read_parquet([${files.map((f) => `'${f}'`).join(',')}])`,
+      );
+      conn.closeSync();
+      for (const f of files) rmSync(f);
+      console.log(
+        `read back: ${keys.length} objects, ${(objectBytes / 1e6).toFixed(1)} MB, ${JSON.stringify(check.getRowObjectsJson()[0])}`,
+      );
+      console.log(
+        `targets: ${secs.toFixed(1)} s (< 30 s: ${secs < 30 ? 'met' : 'NOT met'}), peak RSS ${String(exported.peakRssMb)} MB (< 400 MB: ${(exported.peakRssMb as number) < 400 ? 'met' : 'NOT met'})`,
+      );
     }
-    const conn = await (await DuckDBInstance.create()).connect();
-    const check = await conn.runAndReadAll(
-      `SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS d
-         FROM read_parquet([${files.map((f) => `'${f}'`).join(',')}])`,
-    );
-    conn.closeSync();
-    for (const f of files) rmSync(f);
-    console.log(
-      `read back: ${keys.length} objects, ${(objectBytes / 1e6).toFixed(1)} MB, ${JSON.stringify(check.getRowObjectsJson()[0])}`,
-    );
-    console.log(
-      `targets: ${secs.toFixed(1)} s (< 30 s: ${secs < 30 ? 'met' : 'NOT met'}), peak RSS ${String(exported.peakRssMb)} MB (< 400 MB: ${(exported.peakRssMb as number) < 400 ? 'met' : 'NOT met'})`,
-    );
+    await pool.end();
 
     const baselineRows = Math.min(rows, Number(values['baseline-rows']));
     if (baselineRows > 0) {

@@ -21,6 +21,8 @@ const ExportEnvSchema = z.object({
   GRAPHDOCK_EXPORT_SCHEDULE_GRACE_MS: int(0, 600_000),
   /** Multipart part size in bytes (S3's minimum is 5 MiB). */
   GRAPHDOCK_EXPORT_PART_SIZE: int(5 * 1024 * 1024, 8 * 1024 * 1024),
+  /** Where a run keeps its file's CSV and Parquet while they are encoded and uploaded. */
+  GRAPHDOCK_EXPORT_TEMP_DIR: z.string().min(1).optional(),
 });
 
 export interface ExportRunnerSettings {
@@ -37,6 +39,8 @@ export interface ExportRunnerSettings {
   /** Multipart part size (at least 5 MiB) and parts in flight. */
   partSize: number;
   queueSize: number;
+  /** The folder of a run's temporary files (the system's temp folder when unset). */
+  tempDir?: string;
 }
 
 export interface ExportEnv {
@@ -77,6 +81,7 @@ export function loadExportEnv(env: NodeJS.ProcessEnv): Readonly<ExportEnv> {
       retryDelayMs: e.GRAPHDOCK_EXPORT_RETRY_DELAY_MS,
       partSize: e.GRAPHDOCK_EXPORT_PART_SIZE,
       queueSize: 2,
+      tempDir: e.GRAPHDOCK_EXPORT_TEMP_DIR,
     },
   });
 }

@@ -34,4 +34,4 @@ export {
   leaseLost,
   type RunFence,
 } from './fence.js';
-export { copyToFile, inlineParams } from './copy.js';
+export { copyToFile, inlineParams, type CopyResult } from './copy.js';

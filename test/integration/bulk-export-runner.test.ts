@@ -1,9 +1,11 @@
 // The export-run engine on real PostgreSQL and a real S3-compatible server (MinIO), without the
 // api: an attempt that dies after an object is uploaded but before its cursor is committed is
 // retried from the committed cursor and rewrites the same object, so no row is duplicated or
-// lost; a run already taken by another executor is not claimed; a run fails after its attempts.
+// lost; a run already taken by another executor is not claimed; a run fails after its attempts;
+// a run's temporary files are gone after it completes, fails or is cancelled; a run larger than
+// DuckDB's default CSV line limit exports.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -28,6 +30,8 @@ const s3 = useS3Server({ buckets: [BUCKET] });
 const logger = createLogger({ level: 'silent' });
 const tenant = randomUUID();
 const session = randomUUID();
+/** A session of its own with one run larger than DuckDB's default 2 MiB CSV line. */
+const bigSession = randomUUID();
 const DAY = '2026-10-05';
 let db: TestDatabase;
 let pool: Pool;
@@ -44,43 +48,47 @@ beforeAll(async () => {
   traces = new TraceStore(pool);
   await traces.ensurePartitions([DAY]);
   const records: RunRecord[] = [];
-  for (let i = 0; i < 500; i++) {
-    const id = randomUUID();
-    records.push({
-      id,
-      session_id: session,
-      trace_id: id,
-      parent_run_id: null,
-      parent_run_ids: [],
-      is_root: true,
-      dotted_order: `20261005T000000000000Z${id}`,
-      name: 'agent',
-      run_type: 'chain',
-      // Some runs share a start time: the cursor must order them by id too.
-      start_time: new Date(Date.parse(`${DAY}T01:00:00Z`) + Math.floor(i / 3) * 1000).toISOString(),
-      end_time: null,
-      status: 'pending',
-      inputs: { i },
-      outputs: null,
-      error: null,
-      extra: null,
-      events: null,
-      tags: [],
-      serialized: null,
-      reference_example_id: null,
-      trace_tier: null,
-      prompt_tokens: null,
-      completion_tokens: null,
-      total_tokens: null,
-      prompt_cost: null,
-      completion_cost: null,
-      total_cost: null,
-      first_token_time: null,
-      thread_id: null,
-    });
-  }
+  for (let i = 0; i < 500; i++) records.push(record(session, i, { i }));
+  records.push(record(bigSession, 0, { text: 'x'.repeat(3 * 1024 * 1024) }));
+  records.push(record(bigSession, 1, { i: 1 }));
   await traces.ingestBatch(tenant, records, []);
 }, 120_000);
+
+function record(sessionId: string, i: number, inputs: Record<string, unknown>): RunRecord {
+  const id = randomUUID();
+  return {
+    id,
+    session_id: sessionId,
+    trace_id: id,
+    parent_run_id: null,
+    parent_run_ids: [],
+    is_root: true,
+    dotted_order: `20261005T000000000000Z${id}`,
+    name: 'agent',
+    run_type: 'chain',
+    // Some runs share a start time: the cursor must order them by id too.
+    start_time: new Date(Date.parse(`${DAY}T01:00:00Z`) + Math.floor(i / 3) * 1000).toISOString(),
+    end_time: null,
+    status: 'pending',
+    inputs,
+    outputs: null,
+    error: null,
+    extra: null,
+    events: null,
+    tags: [],
+    serialized: null,
+    reference_example_id: null,
+    trace_tier: null,
+    prompt_tokens: null,
+    completion_tokens: null,
+    total_tokens: null,
+    prompt_cost: null,
+    completion_cost: null,
+    total_cost: null,
+    first_token_time: null,
+    thread_id: null,
+  };
+}
 
 afterAll(async () => {
   await pool?.end();
@@ -110,20 +118,25 @@ function target(client: S3Client): ExportTarget {
 
 /** A client whose `n`-th HeadObject fails, as a process dying after an upload would stop there. */
 function failingHeadClient(n: number): S3Client {
+  return failingClient('HeadObjectCommand', n, 'killed after the upload');
+}
+
+/** A client whose `n`-th `command` fails. */
+function failingClient(command: string, n: number, message: string): S3Client {
   const client = s3.client(s3.writer);
-  let heads = 0;
+  let calls = 0;
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      if (context.commandName === 'HeadObjectCommand' && ++heads === n)
-        throw Object.assign(new Error('killed after the upload'), { name: 'Crash' });
+      if (context.commandName === command && ++calls === n)
+        throw Object.assign(new Error(message), { name: 'Crash' });
       return next(args);
     },
-    { step: 'initialize', name: 'failHead' },
+    { step: 'initialize', name: 'failCommand' },
   );
   return client;
 }
 
-async function newExport(): Promise<{ exportId: string; runId: string }> {
+async function newExport(sessionId = session): Promise<{ exportId: string; runId: string }> {
   const exportId = randomUUID();
   const runId = randomUUID();
   await store.createExport(
@@ -131,7 +144,7 @@ async function newExport(): Promise<{ exportId: string; runId: string }> {
       id: exportId,
       tenant_id: tenant,
       bulk_export_destination_id: randomUUID(),
-      session_id: session,
+      session_id: sessionId,
       start_time: `${DAY}T00:00:00Z`,
       end_time: '2026-10-06T00:00:00Z',
       filter: null,
@@ -223,5 +236,67 @@ describe('export run engine', () => {
     expect(run.status).toBe('Failed');
     expect(Object.keys(run.errors)).toEqual(['retry_0', 'retry_1']);
     expect((await store.exportById(exportId))!.status).toBe('Failed');
+  });
+
+  it('removes its temporary files after a run completes, fails an upload, fails to verify or is cancelled', async () => {
+    const dir = mkdtempSync(join(tmp, 'work-'));
+    const settings = { ...SETTINGS, tempDir: dir };
+    // Every CSV the runs copy, to show they were under `dir` (not only that `dir` ends empty).
+    const copied: string[] = [];
+    class RecordingTraces extends TraceStore {
+      onCopy: () => Promise<unknown> | void = () => undefined;
+      override async copyExportRows(...args: Parameters<TraceStore['copyExportRows']>) {
+        copied.push(args[3]);
+        await this.onCopy();
+        return super.copyExportRows(...args);
+      }
+    }
+    const recording = new RecordingTraces(pool);
+    const runner = (client: S3Client) =>
+      new ExportRunner(store, recording, async () => target(client), settings, logger);
+    const leftovers = () => readdirSync(dir, { recursive: true });
+
+    const completed = await newExport();
+    expect(await runner(s3.client(s3.writer)).execute(completed.runId, 'pod-a')).toBe('Completed');
+    expect(leftovers()).toEqual([]);
+
+    // The second object's upload fails (lib-storage sends files this small as one PutObject).
+    const failedUpload = await newExport();
+    const putFails = failingClient('PutObjectCommand', 2, 'upload failed');
+    expect(await runner(putFails).execute(failedUpload.runId, 'pod-a')).toBe('Retrying');
+    expect(leftovers()).toEqual([]);
+
+    const failedVerify = await newExport();
+    expect(await runner(failingHeadClient(1)).execute(failedVerify.runId, 'pod-a')).toBe(
+      'Retrying',
+    );
+    expect(leftovers()).toEqual([]);
+
+    // Cancelled while its third file is copied (and the fourth not yet): the attempt ends Lost.
+    const cancelled = await newExport();
+    let copies = 0;
+    recording.onCopy = () => {
+      // Awaited: the third file cannot be committed before the cancel has landed.
+      if (++copies === 3) return store.cancelExport(tenant, cancelled.exportId);
+    };
+    expect(await runner(s3.client(s3.writer)).execute(cancelled.runId, 'pod-a')).toBe('Lost');
+    expect((await store.getRun(cancelled.runId))!.status).toBe('Cancelled');
+    expect(leftovers()).toEqual([]);
+
+    expect(copied.length).toBeGreaterThan(8);
+    for (const csv of copied) expect(csv.startsWith(`${dir}/`)).toBe(true);
+  });
+
+  it("exports a run larger than the default line limit of DuckDB's CSV reader", async () => {
+    const { exportId, runId } = await newExport(bigSession);
+    const runner = new ExportRunner(
+      store,
+      traces,
+      async () => target(s3.client(s3.writer)),
+      SETTINGS,
+      logger,
+    );
+    expect(await runner.execute(runId, 'pod-a')).toBe('Completed');
+    expect(await exportedIds(exportId)).toEqual({ n: 2, d: 2 });
   });
 });
