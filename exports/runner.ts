@@ -149,34 +149,45 @@ export class ExportRunner {
     };
     const dir = await mkdtemp(join(this.settings.tempDir ?? tmpdir(), 'graphdock-export-'));
     let made = 0;
-    // Copies the file after `after` out of PostgreSQL into a local CSV: the chunk's end first,
-    // so the COPY reads exactly (after, end] and a retry reads the same rows.
-    const prepare = async (after: Cursor | undefined): Promise<Chunk | undefined> => {
-      const chunk = query(after);
-      const end = await this.traces.exportChunkEnd(exp.tenant_id, chunk.query, chunk.params);
-      if (!end) return undefined;
-      const csv = join(dir, `chunk-${made++}.csv`);
-      const copy = query(after);
-      const t0 = performance.now();
-      const { rows, longestRow } = await this.traces.copyExportRows(
-        exp.tenant_id,
-        { ...copy.query, until: end.last },
-        fields,
-        csv,
-        copy.params,
-      );
-      return { csv, rows, longestRow, last: end.last, copyMs: performance.now() - t0 };
+    // The end of each file is fixed in order (the 250,000th row after the previous end), so a
+    // COPY reads exactly (after, end] and a retry reads the same rows; `frontier` is where the
+    // next file starts, or null once no row is left.
+    let frontier: Promise<Cursor | undefined | null> = Promise.resolve(decodeCursor(run.cursor));
+    const copyNext = (): Promise<Chunk | undefined> => {
+      const range = frontier.then(async (after) => {
+        if (after === null) return null;
+        const chunk = query(after);
+        const end = await this.traces.exportChunkEnd(exp.tenant_id, chunk.query, chunk.params);
+        return end ? { after, last: end.last } : null;
+      });
+      frontier = range.then((r) => r?.last ?? null);
+      const copied = range.then(async (r) => {
+        if (!r) return undefined;
+        const csv = join(dir, `chunk-${made++}.csv`);
+        const copy = query(r.after);
+        const t0 = performance.now();
+        const { rows, longestRow } = await this.traces.copyExportRows(
+          exp.tenant_id,
+          { ...copy.query, until: r.last },
+          fields,
+          csv,
+          copy.params,
+        );
+        return { csv, rows, longestRow, last: r.last, copyMs: performance.now() - t0 };
+      });
+      copied.catch(() => undefined);
+      return copied;
     };
-    let next: Promise<Chunk | undefined> = prepare(decodeCursor(run.cursor));
+    // PostgreSQL copies the next files while one is encoded and uploaded: two copies in flight
+    // keep both cores busy at the start and while DuckDB encodes (copies are the longer part).
+    const ahead = Array.from({ length: COPIES_AHEAD }, copyNext);
     try {
       let seq = run.files.length;
       for (;;) {
-        const chunk = await next;
+        const chunk = await ahead.shift();
         if (!chunk) break;
         if (isLost()) throw new LeaseLost();
-        // PostgreSQL copies the next file's rows while this one is encoded and uploaded.
-        next = prepare(chunk.last);
-        next.catch(() => undefined);
+        ahead.push(copyNext());
         const key = target.key(`${folder}/${fileName(run.id, seq)}`);
         const rows = await this.writeFile(run, owner, exp, fields, target, key, chunk);
         const cursor = encodeCursor(chunk.last);
@@ -192,8 +203,8 @@ export class ExportRunner {
         seq++;
       }
     } finally {
-      // A copy still running writes into the folder: let it end before removing it.
-      await next.catch(() => undefined);
+      // Copies still running write into the folder: let them end before removing it.
+      await Promise.all(ahead.map((p) => p.catch(() => undefined)));
       await rm(dir, { recursive: true, force: true });
     }
   }
@@ -280,6 +291,9 @@ export class ExportRunner {
 }
 
 /** One file's rows, copied out of PostgreSQL into a local CSV and not yet encoded. */
+/** Files copied out of PostgreSQL ahead of the one being encoded (each a CSV on local disk). */
+const COPIES_AHEAD = 2;
+
 interface Chunk {
   csv: string;
   rows: number;
