@@ -16,7 +16,7 @@
 //                                     [--graphdock "node --cpu-prof dist/bin/graphdock.mjs"]
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +24,7 @@ import pg from 'pg';
 import { freePort, startPostgresServer } from '../../common/db/index.js';
 import { HttpClient } from '../http/load.js';
 import { imageNode, imageNodeFlags } from '../../scripts/image-node.js';
+import { cpuMs } from './proc.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLES_CONFIG = join(REPO_ROOT, 'examples', 'langgraph.json');
@@ -58,33 +59,6 @@ const options = {
     ? values.graphdock.split(' ').filter(Boolean)
     : [imageNode(), ...imageNodeFlags(), 'dist/bin/graphdock.mjs'],
 };
-
-function cpuTicks(pid: number): { ppid: number; ticks: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const n = (i: number) => Number(f[i - 3]);
-    return { ppid: n(4), ticks: n(14) + n(15) + n(16) + n(17) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU ms of `pid` and its descendants (USER_HZ 100). */
-function cpuMs(pid: number): number {
-  const children = new Map<number, number[]>();
-  const ticks = new Map<number, number>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    const s = cpuTicks(Number(d));
-    if (!s) continue;
-    ticks.set(Number(d), s.ticks);
-    children.set(s.ppid, [...(children.get(s.ppid) ?? []), Number(d)]);
-  }
-  const all = [pid];
-  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]!) ?? []));
-  return all.reduce((sum, p) => sum + (ticks.get(p) ?? 0), 0) * 10;
-}
 
 const statefulInput = { messages: [{ role: 'user', content: 'ping' }] };
 

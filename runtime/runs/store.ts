@@ -804,21 +804,18 @@ export class RunStore {
 
   /**
    * The cursor just before the thread's newest protocol run (`nextProtocolRun` then returns it),
-   * or before any when it has none; and the highest place any of its protocol runs took (-1 if
-   * none). Never "now": a run whose insert began earlier (its created_at) but commits after
-   * this read would fall behind such a cursor and never be read.
+   * or before any when it has none. Never "now": a run whose insert began earlier (its
+   * created_at) but commits after this read would fall behind such a cursor and never be read.
    */
-  async protocolPosition(threadId: string): Promise<{ beforeLatestUs: bigint; maxIndex: number }> {
-    const { rows } = await this.pool.query<{ us: string; max_index: string | null }>({
+  async protocolPosition(threadId: string): Promise<{ beforeLatestUs: bigint }> {
+    const { rows } = await this.pool.query<{ us: string }>({
       name: 'runs.protocolPosition',
       text: `SELECT coalesce(
-               (extract(epoch FROM max(created_at)) * 1000000)::bigint - 1, -1)::text AS us,
-             max((kwargs->>'protocol_index')::bigint)::text AS max_index
+               (extract(epoch FROM max(created_at)) * 1000000)::bigint - 1, -1)::text AS us
              FROM runs WHERE thread_id = $1 AND kwargs ? 'protocol'`,
       values: [threadId],
     });
-    const row = rows[0]!;
-    return { beforeLatestUs: BigInt(row.us), maxIndex: Number(row.max_index ?? -1) };
+    return { beforeLatestUs: BigInt(rows[0]!.us) };
   }
 
   /**
