@@ -7,7 +7,7 @@ import { ParquetWriter, ByteWriter } from 'hyparquet-writer';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { SchemaElement } from 'hyparquet';
 import type { Writer } from 'hyparquet-writer/src/types.js';
-import type { ExportedRun } from '../traces/index.js';
+import { EXPORT_CSV, type ExportedRun } from '../traces/index.js';
 
 /** A run as the export reads it (the trace store's export page). */
 export type ExportRow = ExportedRun;
@@ -253,7 +253,7 @@ export function csvBuffers(longestRow: number): {
 }
 
 /**
- * Encodes a CSV chunk written by the trace store (`copyExportRows`, columns `fields` in the
+ * Encodes a CSV chunk written by the trace store (`copyExportRows` in `EXPORT_CSV`, columns `fields` in the
  * export's order, rows of at most `longestRow` bytes) as one Parquet file with DuckDB's native
  * writer: the same schema as ParquetRunWriter's (strings, JSON, TIMESTAMP(MICROS, UTC), int64,
  * double, boolean, LIST<UTF8>). Returns the rows written.
@@ -269,10 +269,11 @@ export async function encodeCsvChunk(
   const columns = EXPORT_COLUMNS.filter(([name]) => fields.includes(name));
   const types = columns.map(([name, kind]) => `'${name}': '${CSV_TYPE[kind]}'`).join(', ');
   const { maxLineSize, bufferSize, memoryLimit } = csvBuffers(longestRow);
-  // PostgreSQL's CSV: NULL is an empty unquoted field, an empty string is "" (allow_quoted_nulls
-  // off keeps it a string); quotes are doubled.
-  const source = `read_csv(${quote(csvPath)}, header = false, auto_detect = false, delim = ',',
-    quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${types}},
+  // PostgreSQL's CSV in the trace store's dialect: NULL is an empty unquoted field, an empty
+  // string an empty quoted one (allow_quoted_nulls off keeps it a string); quotes are doubled.
+  const { delimiter, quote: q } = EXPORT_CSV;
+  const source = `read_csv(${quote(csvPath)}, header = false, auto_detect = false,
+    delim = '${delimiter}', quote = '${q}', escape = '${q}', allow_quoted_nulls = false, columns = {${types}},
     max_line_size = ${maxLineSize}, buffer_size = ${bufferSize})`;
   // An instance per file: runs executing side by side each get their own.
   const db = await openDuckdb(memoryLimit);

@@ -16,6 +16,7 @@ export {
 export { TraceStore } from './store.js';
 export { compileFilter } from './filter.js';
 export type { ExportedRun } from './model.js';
+export { EXPORT_CSV } from './model.js';
 export type { ExportQuery } from './store.js';
 export { traceRoutes, TRACES_PREFIX, type TraceRouteOptions } from './routes.js';
 export {

@@ -65,6 +65,15 @@ export interface StoredRun extends Omit<RunRecord, 'start_time'> {
 }
 
 /**
+ * The CSV dialect of `TraceStore.copyExportRows`, which the export's encoder reads. Tab-separated
+ * with a control character as the quote: JSON text holds neither (PostgreSQL's JSON output
+ * escapes control characters), so its fields go out unquoted and unescaped, where `,` and `"`
+ * quoted nearly every one and doubled every quote in it. Any value is still written exactly:
+ * one holding a tab, a line break or the quote is quoted, its quotes doubled.
+ */
+export const EXPORT_CSV = { delimiter: '\t', quote: '\x01' } as const;
+
+/**
  * A run as bulk export reads it (the exportable fields): ids as text, JSON as its text, times
  * and token counts as decimal text (epoch microseconds; int64), costs as numbers.
  */

@@ -8,7 +8,14 @@ import {
   type CopyResult,
   type Pool,
 } from '../common/db/index.js';
-import type { ExportedRun, RunRecord, RunPatch, SessionRow, StoredRun } from './model.js';
+import {
+  EXPORT_CSV,
+  type ExportedRun,
+  type RunRecord,
+  type RunPatch,
+  type SessionRow,
+  type StoredRun,
+} from './model.js';
 
 /** The run columns written from an ingested record, with their types for jsonb_to_recordset. */
 const RECORD_COLUMNS = [
@@ -406,7 +413,7 @@ export class TraceStore {
 
   /**
    * Writes the rows after `after` up to and including `until` (keyset order) to `path` as CSV
-   * through `COPY … TO STDOUT`, with the columns `fields` in that order: JSON as its text, times
+   * in the dialect `EXPORT_CSV` through `COPY … TO STDOUT`, with the columns `fields` in that order: JSON as its text, times
    * as epoch microseconds, arrays as JSON arrays. Nothing is parsed in this process: the rows go
    * from PostgreSQL's output to the file. Returns the row count and the longest row's bytes.
    */
@@ -425,7 +432,7 @@ export class TraceStore {
     try {
       return await copyToFile(
         client,
-        `COPY (${inlineParams(select, params.values)}) TO STDOUT (FORMAT csv)`,
+        `COPY (${inlineParams(select, params.values)}) TO STDOUT (FORMAT csv, DELIMITER ${pgChar(EXPORT_CSV.delimiter)}, QUOTE ${pgChar(EXPORT_CSV.quote)})`,
         path,
       );
     } finally {
@@ -548,6 +555,9 @@ function exportWhere(tenantId: string, query: ExportQuery, params: SqlParams): s
   c.push(...(query.conditions ?? []));
   return whereClause(c);
 }
+
+/** One character as a PostgreSQL escape-string literal (`E'\\x09'`). */
+const pgChar = (c: string) => `E'\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}'`;
 
 /** Each exportable field as a CSV column of `copyExportRows`. */
 const EXPORT_CSV_COLUMNS: Record<keyof ExportedRun, string> = {

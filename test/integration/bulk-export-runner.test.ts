@@ -3,7 +3,9 @@
 // retried from the committed cursor and rewrites the same object, so no row is duplicated or
 // lost; a run already taken by another executor is not claimed; a run fails after its attempts;
 // a run's temporary files are gone after it completes, fails or is cancelled; a run larger than
-// DuckDB's default CSV line limit exports.
+// DuckDB's default CSV line limit exports; values holding the CSV dialect's special characters
+// (tab, the quote control character, line breaks, quotes, backslashes, empty strings) come out
+// exactly as stored.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +34,20 @@ const tenant = randomUUID();
 const session = randomUUID();
 /** A session of its own with one run larger than DuckDB's default 2 MiB CSV line. */
 const bigSession = randomUUID();
+/** A session whose runs hold every character the export's CSV dialect treats specially. */
+const specialSession = randomUUID();
+const SPECIAL = [
+  'tab\there',
+  'quote\x01char',
+  'line\nbreak',
+  'crlf\r\nend',
+  'say "hi", ok',
+  'back\\slash',
+  '\\.',
+  '',
+  ' lead',
+  'ünï 😀',
+];
 const DAY = '2026-10-05';
 let db: TestDatabase;
 let pool: Pool;
@@ -51,6 +67,15 @@ beforeAll(async () => {
   for (let i = 0; i < 500; i++) records.push(record(session, i, { i }));
   records.push(record(bigSession, 0, { text: 'x'.repeat(3 * 1024 * 1024) }));
   records.push(record(bigSession, 1, { i: 1 }));
+  SPECIAL.forEach((text, i) =>
+    records.push({
+      ...record(specialSession, i, { text, [text]: [text] }),
+      name: text,
+      error: i % 2 ? text : null,
+      tags: [text, SPECIAL[(i + 1) % SPECIAL.length]!],
+      outputs: { text },
+    }),
+  );
   await traces.ingestBatch(tenant, records, []);
 }, 120_000);
 
@@ -162,6 +187,12 @@ async function newExport(sessionId = session): Promise<{ exportId: string; runId
 }
 
 async function exportedIds(exportId: string): Promise<{ n: number; d: number }> {
+  const [counts] = await exportedRows(exportId, 'count(*)::INT AS n, count(DISTINCT id)::INT AS d');
+  return counts as { n: number; d: number };
+}
+
+/** The exported objects' rows, the columns `select` names. */
+async function exportedRows(exportId: string, select: string): Promise<Record<string, unknown>[]> {
   const keys = await s3.listKeys(BUCKET, `p/export_id=${exportId}/`);
   const files: string[] = [];
   for (const key of keys) {
@@ -172,11 +203,10 @@ async function exportedIds(exportId: string): Promise<{ n: number; d: number }> 
   }
   const conn = await (await DuckDBInstance.create()).connect();
   const reader = await conn.runAndReadAll(
-    `SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS d
-       FROM read_parquet([${files.map((f) => `'${f}'`).join(',')}])`,
+    `SELECT ${select} FROM read_parquet([${files.map((f) => `'${f}'`).join(',')}])`,
   );
   conn.closeSync();
-  return reader.getRowObjectsJson()[0] as { n: number; d: number };
+  return reader.getRowObjectsJS();
 }
 
 describe('export run engine', () => {
@@ -298,5 +328,38 @@ describe('export run engine', () => {
     );
     expect(await runner.execute(runId, 'pod-a')).toBe('Completed');
     expect(await exportedIds(exportId)).toEqual({ n: 2, d: 2 });
+  });
+
+  it("exports values holding the CSV dialect's special characters exactly as stored", async () => {
+    const { exportId, runId } = await newExport(specialSession);
+    const runner = new ExportRunner(
+      store,
+      traces,
+      async () => target(s3.client(s3.writer)),
+      SETTINGS,
+      logger,
+    );
+    expect(await runner.execute(runId, 'pod-a')).toBe('Completed');
+    const stored = await pool.query<Record<string, unknown>>(
+      `SELECT id::text, name, error, tags, inputs, outputs FROM trace_runs
+        WHERE tenant_id = $1 AND session_id = $2 ORDER BY name`,
+      [tenant, specialSession],
+    );
+    expect(stored.rows.map((r) => r.name).sort()).toEqual([...SPECIAL].sort());
+    const exported = await exportedRows(
+      exportId,
+      'id, name, error, tags, inputs::VARCHAR AS inputs, outputs::VARCHAR AS outputs',
+    );
+    const byId = new Map(exported.map((r) => [r.id, r]));
+    for (const row of stored.rows) {
+      const out = byId.get(row.id);
+      expect(out).toBeDefined();
+      expect(out!.name).toBe(row.name);
+      expect(out!.error).toBe(row.error);
+      expect(out!.tags).toEqual(row.tags);
+      expect(JSON.parse(out!.inputs as string)).toEqual(row.inputs);
+      expect(JSON.parse(out!.outputs as string)).toEqual(row.outputs);
+    }
+    expect(exported).toHaveLength(SPECIAL.length);
   });
 });
