@@ -156,7 +156,7 @@ function compile(node: Node, params: SqlParams): string {
     if (name === 'tags') return `${params.add(String(scalar(args[1])))} = ANY(r.tags)`;
     if (name === 'metadata') {
       const m = scalar(args[1]);
-      return `r.extra->'metadata' @> ${params.add(typeof m === 'string' ? m : JSON.stringify(m))}::jsonb`;
+      return `(r.extra->'metadata')::jsonb @> ${params.add(typeof m === 'string' ? m : JSON.stringify(m))}::jsonb`;
     }
     throw invalid(`has() supports tags and metadata, not ${name}`);
   }

@@ -2,7 +2,7 @@
 // (trace_id, dotted_order, parent_run_ids, is_root, status, token counts, thread id).
 import type { RunCreate, RunUpdate } from './schemas.js';
 
-/** A run as written to the store (jsonb_to_recordset input: absent fields are null). */
+/** A run as written to the store (json_to_recordset input: absent fields are null). */
 export interface RunRecord {
   id: string;
   session_id: string;

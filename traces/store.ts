@@ -17,7 +17,7 @@ import {
   type StoredRun,
 } from './model.js';
 
-/** The run columns written from an ingested record, with their types for jsonb_to_recordset. */
+/** The run columns written from an ingested record, with their types for json_to_recordset. */
 const RECORD_COLUMNS = [
   ['id', 'uuid'],
   ['session_id', 'uuid'],
@@ -31,13 +31,13 @@ const RECORD_COLUMNS = [
   ['start_time', 'timestamptz'],
   ['end_time', 'timestamptz'],
   ['status', 'text'],
-  ['inputs', 'jsonb'],
-  ['outputs', 'jsonb'],
+  ['inputs', 'json'],
+  ['outputs', 'json'],
   ['error', 'text'],
-  ['extra', 'jsonb'],
-  ['events', 'jsonb'],
+  ['extra', 'json'],
+  ['events', 'json'],
   ['tags', 'text[]'],
-  ['serialized', 'jsonb'],
+  ['serialized', 'json'],
   ['reference_example_id', 'uuid'],
   ['trace_tier', 'text'],
   ['prompt_tokens', 'bigint'],
@@ -53,11 +53,11 @@ const RECORD_COLUMNS = [
 /** Fields an update may change (never identity, placement or start). */
 const PATCH_COLUMNS = [
   ['end_time', 'timestamptz'],
-  ['inputs', 'jsonb'],
-  ['outputs', 'jsonb'],
+  ['inputs', 'json'],
+  ['outputs', 'json'],
   ['error', 'text'],
-  ['extra', 'jsonb'],
-  ['events', 'jsonb'],
+  ['extra', 'json'],
+  ['events', 'json'],
   ['tags', 'text[]'],
   ['reference_example_id', 'uuid'],
   ['prompt_tokens', 'bigint'],
@@ -81,7 +81,7 @@ const STATUS_AFTER = (next: string, prev: string) =>
         ELSE ${prev}.status END`;
 
 const insertRuns = (records: string) => `INSERT INTO trace_runs (tenant_id, ${names})
-  SELECT $1, ${names} FROM jsonb_to_recordset(${records}::jsonb) AS r(${recordType(RECORD_COLUMNS)})
+  SELECT $1, ${names} FROM json_to_recordset(${records}::json) AS r(${recordType(RECORD_COLUMNS)})
   ON CONFLICT (tenant_id, start_time, id) DO UPDATE SET
   ${PATCH_COLUMNS.map(([c]) => `${c} = coalesce(EXCLUDED.${c}, trace_runs.${c})`).join(',\n  ')},
   status = ${STATUS_AFTER('EXCLUDED', 'trace_runs')}
@@ -91,7 +91,7 @@ const insertRuns = (records: string) => `INSERT INTO trace_runs (tenant_id, ${na
 const updateRuns = (patches: string, ids: string) => `UPDATE trace_runs r SET
   ${PATCH_COLUMNS.map(([c]) => `${c} = coalesce(p.${c}, r.${c})`).join(',\n  ')},
   status = ${STATUS_AFTER('p', 'r')}
-  FROM jsonb_to_recordset(${patches}::jsonb) AS p(${recordType([['id', 'uuid'], ...PATCH_COLUMNS])})
+  FROM json_to_recordset(${patches}::json) AS p(${recordType([['id', 'uuid'], ...PATCH_COLUMNS])})
   WHERE r.tenant_id = $1 AND r.id = ANY(${ids}::uuid[]) AND r.id = p.id
   RETURNING r.id`;
 

@@ -38,6 +38,7 @@ import {
 } from '../../exports/index.js';
 import { migrateTraceDatabase, TraceStore } from '../../traces/index.js';
 import { startS3Server, type S3Credentials } from '../../test/support/s3.js';
+import { cpuMs } from '../footprint/proc.js';
 import { rowBatches } from './rows.js';
 
 const { values } = parseArgs({
@@ -364,8 +365,17 @@ async function main() {
       rows,
     };
 
+    // CPU of the servers the export uses (PostgreSQL's backends end with their connections and
+    // are counted in the postmaster's children's time), from /proc around each child.
+    const postmaster = Number(
+      readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    const serverCpu = () => ({ pg: cpuMs(postmaster), s3: cpuMs(s3.pid() ?? 0) });
+    const floorBefore = serverCpu();
     const floor = child('copy-floor', spec);
-    console.log(`copy floor (${rows} rows, load ${load()}): ${JSON.stringify(floor)}`);
+    console.log(
+      `copy floor (${rows} rows, load ${load()}): ${JSON.stringify(floor)}; CPU PostgreSQL ${((serverCpu().pg - floorBefore.pg) / 1000).toFixed(1)} s`,
+    );
 
     const profileDir = values.profile ? join(process.cwd(), '.cache', 'export-profile') : undefined;
     if (profileDir) mkdirSync(profileDir, { recursive: true });
@@ -381,10 +391,12 @@ async function main() {
       const variant = i % 2 === 1 && Object.keys(altEnv).length ? altEnv : {};
       const { exportId, runIds } = await newExport();
       const loadBefore = load();
+      const before = serverCpu();
       const exported = child('export', { ...spec, runIds }, profileDir, variant);
+      const after = serverCpu();
       const secs = exported.seconds as number;
       console.log(
-        `export ${i + 1}/${repeats}${Object.keys(variant).length ? ` with ${JSON.stringify(variant)}` : ''} through the runner (load ${loadBefore} → ${load()}): ${JSON.stringify(exported)}, ${Math.round(rows / secs)} rows/s`,
+        `export ${i + 1}/${repeats}${Object.keys(variant).length ? ` with ${JSON.stringify(variant)}` : ''} through the runner (load ${loadBefore} → ${load()}): ${JSON.stringify(exported)}, ${Math.round(rows / secs)} rows/s; CPU PostgreSQL ${((after.pg - before.pg) / 1000).toFixed(1)} s, MinIO ${((after.s3 - before.s3) / 1000).toFixed(1)} s`,
       );
 
       // Read back with DuckDB.

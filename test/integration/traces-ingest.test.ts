@@ -127,6 +127,10 @@ describe('trace ingest and reads with the official SDKs', () => {
       }),
     ).toEqual([root.id, llm.id, tool.id].sort());
     expect(await ids({ filter: 'and(eq(run_type, "tool"), has(tags, "none"))' })).toEqual([]);
+    expect(await ids({ filter: `has(metadata, '{"thread_id": "${threadId}"}')` })).toEqual(
+      [root.id, llm.id, tool.id].sort(),
+    );
+    expect(await ids({ filter: `has(metadata, '{"thread_id": "other"}')` })).toEqual([]);
     expect(await ids({ startTime: new Date(Date.now() + 3_600_000) })).toEqual([]);
 
     // The thread view: its runs in order, with the LLM runs' token totals.

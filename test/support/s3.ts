@@ -48,6 +48,8 @@ export interface S3TestServer {
   /** A client of this server (path style), with the root user unless told otherwise. */
   client(credentials?: S3Credentials): S3Client;
   createBucket(name: string): Promise<void>;
+  /** The running MinIO's process id (benches read its CPU time). */
+  pid(): number | undefined;
   /** Every key under `prefix` in `bucket`, read with the root user. */
   listKeys(bucket: string, prefix?: string): Promise<string[]>;
   getText(bucket: string, key: string): Promise<string>;
@@ -198,6 +200,7 @@ export async function startS3Server(options: { buckets?: string[] } = {}): Promi
       return credentials;
     },
     client,
+    pid: () => child?.pid,
     async createBucket(name) {
       await admin.send(new CreateBucketCommand({ Bucket: name }));
     },
