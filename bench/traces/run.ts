@@ -12,8 +12,11 @@
 //    stub endpoint that answers 202 at once instead: the runtime's own cost of tracing, without
 //    the api and PostgreSQL ingesting on the same cores.
 //
+// Everything runs under the image's Node.js with its ENTRYPOINT flags (scripts/image-node.ts).
+//
 //   npx tsx bench/traces/run.ts [--traces 4000] [--generators 1] [--duration 10] [--repeats 3]
 //     [--sink] [--no-runtime] [--advertise '<json>' ...] [--ingest-repeats 1] [--cpu-prof-dir d]
+//     [--sender runtree|client|python]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -21,9 +24,16 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client as AgentClient } from '@langchain/langgraph-sdk';
-import { Client, RunTree } from 'langsmith';
+import { Client, RunTree, uuid7 } from 'langsmith';
+import { convertToDottedOrderFormat } from 'langsmith/run_trees';
 import pg from 'pg';
 import { freePort, startPostgresServer } from '../../common/db/index.js';
+import { imageNodeFlags, rerunUnderImageNode } from '../../scripts/image-node.js';
+import { ensurePythonVenv, TRACES_VENV } from '../../test/support/python.js';
+
+// The Node.js of the image, as production runs the runtime and the api: the tracer's cost
+// differs between releases (about half the extra CPU per agent run on 24 against 20).
+if (!process.argv.includes('--generate')) rerunUnderImageNode();
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 const KEY = 'gdk_bench_traces_key_0123456789abcdef';
@@ -44,6 +54,11 @@ const { values } = parseArgs({
     'no-runtime': { type: 'boolean', default: false },
     // Writes V8 CPU profiles of the api and the runtimes into this directory.
     'cpu-prof-dir': { type: 'string' },
+    // `runtree`: each run is a RunTree (postRun, createChild, end, patchRun), as a traced app
+    // builds them; `client`: the app hands the Client prebuilt runs (createRun, updateRun), the
+    // same auto-batching and wire format without the RunTree objects: a lighter load generator;
+    // `python`: PyPI's langsmith RunTree (bench/traces/sender.py, in test/python-traces' venv).
+    sender: { type: 'string', default: 'runtree' },
     // Internal: this process is one ingest generator (see generate()).
     generate: { type: 'string' },
   },
@@ -53,6 +68,7 @@ function start(command: string, env: Record<string, string>, port: number): Chil
   const child = spawn(
     process.execPath,
     [
+      ...imageNodeFlags(),
       ...(values['cpu-prof-dir'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof-dir']}`] : []),
       join(REPO_ROOT, 'bin', 'graphdock.mjs'),
       command,
@@ -111,6 +127,63 @@ function advertised(info: object, advertise: string) {
   };
 }
 
+const CHILDREN = [
+  ['model', 'llm'],
+  ['tool', 'tool'],
+  ['step1', 'chain'],
+  ['step2', 'chain'],
+] as const;
+
+/** One trace of the same shape as the RunTree sender's, given to the Client as plain runs. */
+async function sendPrebuilt(client: Client, t: number, big: object) {
+  const start = Date.now();
+  const rootId = uuid7();
+  const rootOrder = convertToDottedOrderFormat(start, rootId, 1).dottedOrder;
+  const common = { trace_id: rootId, project_name: 'bench' };
+  await client.createRun({
+    ...common,
+    id: rootId,
+    name: 'app',
+    run_type: 'chain',
+    inputs: big,
+    start_time: start,
+    dotted_order: rootOrder,
+    extra: { metadata: { thread_id: `t${t % 100}` } },
+  });
+  for (const [i, [name, type]] of CHILDREN.entries()) {
+    const id = uuid7();
+    const childStart = Date.now();
+    const dotted = `${rootOrder}.${convertToDottedOrderFormat(childStart, id, i + 2).dottedOrder}`;
+    await client.createRun({
+      ...common,
+      id,
+      name,
+      run_type: type,
+      inputs: big,
+      start_time: childStart,
+      parent_run_id: rootId,
+      dotted_order: dotted,
+      extra: { metadata: { thread_id: `t${t % 100}` } },
+    });
+    await client.updateRun(id, {
+      trace_id: rootId,
+      dotted_order: dotted,
+      parent_run_id: rootId,
+      end_time: Date.now(),
+      outputs:
+        type === 'llm'
+          ? { usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 }, ...big }
+          : big,
+    });
+  }
+  await client.updateRun(rootId, {
+    trace_id: rootId,
+    dotted_order: rootOrder,
+    end_time: Date.now(),
+    outputs: big,
+  });
+}
+
 async function benchIngest(endpoint: string, traces: number, advertise?: string) {
   const durations: number[] = [];
   const timed: typeof fetch = async (input, init) => {
@@ -126,7 +199,11 @@ async function benchIngest(endpoint: string, traces: number, advertise?: string)
   const client = new Client({ apiUrl: endpoint, apiKey: KEY, fetchImplementation: timed });
   const big = { messages: [{ role: 'user', content: 'x'.repeat(400) }] };
   const started = performance.now();
-  for (let t = 0; t < traces; t++) {
+  for (let t = 0; t < traces && values.sender === 'client'; t++) {
+    await sendPrebuilt(client, t, big);
+    if (t % 50 === 49) await new Promise((r) => setImmediate(r));
+  }
+  for (let t = 0; t < traces && values.sender !== 'client'; t++) {
     const root = new RunTree({
       name: 'app',
       run_type: 'chain',
@@ -136,12 +213,7 @@ async function benchIngest(endpoint: string, traces: number, advertise?: string)
       metadata: { thread_id: `t${t % 100}` },
     });
     await root.postRun();
-    for (const [name, type] of [
-      ['model', 'llm'],
-      ['tool', 'tool'],
-      ['step1', 'chain'],
-      ['step2', 'chain'],
-    ] as const) {
+    for (const [name, type] of CHILDREN) {
       const child = root.createChild({ name, run_type: type, inputs: big });
       await child.postRun();
       await child.end(
@@ -238,20 +310,29 @@ async function ingestWith(
   advertise?: string,
 ) {
   const script = import.meta.filename;
+  const python = values.sender === 'python' ? await ensurePythonVenv(TRACES_VENV) : undefined;
+  const each = Math.ceil(traces / count);
   const gens = Array.from({ length: count }, () =>
-    spawn(
-      process.execPath,
-      [
-        ...process.execArgv,
-        script,
-        '--generate',
-        endpoint,
-        '--traces',
-        String(Math.ceil(traces / count)),
-        ...(advertise ? ['--advertise', advertise] : []),
-      ],
-      { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
-    ),
+    python
+      ? spawn(python, [join(import.meta.dirname, 'sender.py'), endpoint, KEY, String(each)], {
+          cwd: REPO_ROOT,
+          stdio: ['pipe', 'pipe', 'inherit'],
+        })
+      : spawn(
+          process.execPath,
+          [
+            ...process.execArgv,
+            script,
+            '--generate',
+            endpoint,
+            '--traces',
+            String(each),
+            ...(advertise ? ['--advertise', advertise] : []),
+            '--sender',
+            values.sender,
+          ],
+          { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+        ),
   );
   const lines = gens.map((g) => {
     const queue: string[] = [];
@@ -291,6 +372,7 @@ async function ingestWith(
   const perRun = (ms: number) => Math.round((ms * 1000) / runs);
   return {
     advertise: advertise ?? '{}',
+    sender: values.sender,
     generators: count,
     runs,
     seconds: Number(seconds.toFixed(2)),
@@ -472,7 +554,9 @@ async function main() {
       windows: { rates, cpu },
     };
     console.log('runtime', runtime);
-    console.log(JSON.stringify({ cpus: cpus().length, ingest, runtime }, null, 2));
+    console.log(
+      JSON.stringify({ node: process.version, cpus: cpus().length, ingest, runtime }, null, 2),
+    );
   } finally {
     for (const child of children) await stop(child);
     for (const close of closers) close();

@@ -31,6 +31,13 @@ export const FUZZ_VENV: VenvSpec = {
   imports: ['schemathesis', 'openapi_spec_validator'],
 };
 
+/** PyPI's langsmith, for the trace store's tests and bench/traces' Python sender. */
+export const TRACES_VENV: VenvSpec = {
+  requirements: join(REPO_ROOT, 'test', 'python-traces', 'requirements.txt'),
+  dir: join(REPO_ROOT, '.cache', 'venv-langsmith'),
+  imports: ['langsmith'],
+};
+
 const LOCK_STALE_MS = 15 * 60_000;
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 

@@ -10,16 +10,10 @@ import { createLogger } from '../../common/logging/index.js';
 import { createPool, type Pool } from '../../common/db/index.js';
 import { migrateControlPlaneDatabase, TenancyService, TenancyStore } from '../../api/index.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
-import { ensurePythonVenv, type VenvSpec } from './python.js';
+import { ensurePythonVenv, TRACES_VENV } from './python.js';
 import { REPO_ROOT, startServer, type RunningServer } from './server.js';
 
 export const TRACES_BOOTSTRAP_KEY = 'gdk_traces_bootstrap_key_0123456789';
-
-export const TRACES_VENV: VenvSpec = {
-  requirements: join(REPO_ROOT, 'test', 'python-traces', 'requirements.txt'),
-  dir: join(REPO_ROOT, '.cache', 'venv-langsmith'),
-  imports: ['langsmith'],
-};
 
 export interface TraceApiFixture {
   db: TestDatabase;
