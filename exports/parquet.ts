@@ -235,26 +235,32 @@ const quote = (path: string) => `'${path.replaceAll("'", "''")}'`;
 const MiB = 1024 * 1024;
 
 /**
- * The CSV reader's buffers for a file whose longest row has `longestRow` bytes. DuckDB's default
- * (32 MiB buffers, several held at once) was the largest part of the exporting process's peak
- * RSS; 4 MiB buffers encode as fast. DuckDB refuses a line over `max_line_size` (2 MiB by
- * default) and needs a buffer of at least twice the longest line (a line may straddle two), so
- * both grow with a file's longest row, and the memory limit with them (a 10 MB run needed more
- * than 8 buffers' worth).
+ * DuckDB's settings for a file whose longest row has `longestRow` bytes and whose row groups
+ * hold about `rowGroupBytes`. DuckDB's default CSV buffers (32 MiB, several held at once) were
+ * the largest part of the exporting process's peak RSS; 4 MiB buffers encode as fast. DuckDB
+ * refuses a line over `max_line_size` (2 MiB by default) and needs a buffer of at least twice
+ * the longest line (a line may straddle two), so both grow with a file's longest row. The
+ * memory limit grows with both: a 10 MB run needed more than 8 buffers' worth, and a row group
+ * near the limit made the encode spill and take three times the CPU (50,000 rows of 1.6 KB at
+ * 128 MiB), which three row groups' worth avoids.
  */
-export function csvBuffers(longestRow: number): {
+export function duckdbLimits(
+  longestRow: number,
+  rowGroupBytes = 0,
+): {
   maxLineSize: number;
   bufferSize: number;
   memoryLimit: number;
 } {
   const maxLineSize = Math.max(2 * MiB, longestRow + 1024);
   const bufferSize = Math.max(4 * MiB, 2 * maxLineSize);
-  return { maxLineSize, bufferSize, memoryLimit: Math.max(128 * MiB, 16 * bufferSize) };
+  const memoryLimit = Math.max(128 * MiB, 16 * bufferSize, Math.ceil(3 * rowGroupBytes));
+  return { maxLineSize, bufferSize, memoryLimit };
 }
 
 /**
  * Encodes a CSV chunk written by the trace store (`copyExportRows` in `EXPORT_CSV`, columns `fields` in the
- * export's order, rows of at most `longestRow` bytes) as one Parquet file with DuckDB's native
+ * export's order, rows of at most `rows.longest` bytes and `rows.average` on average) as one Parquet file with DuckDB's native
  * writer: the same schema as ParquetRunWriter's (strings, JSON, TIMESTAMP(MICROS, UTC), int64,
  * double, boolean, LIST<UTF8>). Returns the rows written.
  */
@@ -264,11 +270,14 @@ export async function encodeCsvChunk(
   fields: readonly string[],
   compression: Compression,
   rowGroupSize: number,
-  longestRow: number,
+  rows: { longest: number; average: number },
 ): Promise<number> {
   const columns = EXPORT_COLUMNS.filter(([name]) => fields.includes(name));
   const types = columns.map(([name, kind]) => `'${name}': '${CSV_TYPE[kind]}'`).join(', ');
-  const { maxLineSize, bufferSize, memoryLimit } = csvBuffers(longestRow);
+  const { maxLineSize, bufferSize, memoryLimit } = duckdbLimits(
+    rows.longest,
+    rowGroupSize * rows.average,
+  );
   // PostgreSQL's CSV in the trace store's dialect: NULL is an empty unquoted field, an empty
   // string an empty quoted one (allow_quoted_nulls off keeps it a string); quotes are doubled.
   const { delimiter, quote: q } = EXPORT_CSV;

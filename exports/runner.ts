@@ -237,7 +237,10 @@ export class ExportRunner {
         fields,
         compressionOf(exp.compression),
         this.settings.rowGroupSize,
-        chunk.longestRow,
+        {
+          longest: chunk.longestRow,
+          average: (await stat(chunk.csv)).size / Math.max(1, chunk.rows),
+        },
       );
       await rm(chunk.csv, { force: true });
       if (rows !== chunk.rows) throw new Error(`encoded ${rows} rows of the ${chunk.rows} copied`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dayWindows, dueWindows, fileName, runFolder } from '../../exports/index.js';
 import { decodeCursor, encodeCursor } from '../../exports/model.js';
+import { duckdbLimits } from '../../exports/parquet.js';
 
 const d = (s: string) => new Date(s);
 
@@ -44,5 +45,27 @@ describe('bulk export model', () => {
     const c = { startMicros: '1793491200000001', id: '0b0f5a5e-0000-4000-8000-000000000001' };
     expect(decodeCursor(encodeCursor(c))).toEqual(c);
     expect(decodeCursor(null)).toBeUndefined();
+  });
+});
+
+describe("DuckDB's limits for one export file", () => {
+  const MiB = 1024 * 1024;
+  it('keeps 4 MiB CSV buffers and 128 MiB for ordinary rows and row groups', () => {
+    expect(duckdbLimits(2_000, 10_000 * 1_700)).toEqual({
+      maxLineSize: 2 * MiB,
+      bufferSize: 4 * MiB,
+      memoryLimit: 128 * MiB,
+    });
+  });
+
+  it('grows the line limit and buffers with the longest row', () => {
+    const limits = duckdbLimits(5 * MiB, 0);
+    expect(limits.maxLineSize).toBe(5 * MiB + 1024);
+    expect(limits.bufferSize).toBe(2 * (5 * MiB + 1024));
+    expect(limits.memoryLimit).toBe(16 * limits.bufferSize);
+  });
+
+  it('gives a large row group three times its size, so the encode does not spill', () => {
+    expect(duckdbLimits(2_000, 50_000 * 1_600).memoryLimit).toBe(3 * 50_000 * 1_600);
   });
 });
