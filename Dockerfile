@@ -50,8 +50,14 @@ COPY examples ./examples
 # A project under /deps (where `graphdock dockerfile` puts it) that has no package.json of its own
 # resolves @langchain/langgraph and the rest from Graphdock's packages.
 RUN mkdir /deps && ln -s /app/node_modules /deps/node_modules
+# V8's compile cache of what a runtime loads (bin/module-caches.mjs): filled by loading the
+# runtime's modules and the examples' graphs once, as the user that runs them (Node keeps one cache
+# per release and user id) and with the ENTRYPOINT's flags. Unwritable at run time (a read-only
+# root file system), it is still read; a pod of another user id goes without.
+RUN mkdir /app/compile-cache && chown 1000:1000 /app/compile-cache
 # The `node` user of the base image (uid/gid 1000), matching the chart's securityContext.
 USER 1000:1000
+RUN node --no-memory-reducer /app/bin/graphdock.mjs warm-up --config /app/examples/langgraph.json
 EXPOSE 8000 8080 8081
 # No memory reducer: V8 otherwise shrinks an idle server's heap, and the first seconds of the next
 # burst of runs then go to garbage collection (about a quarter fewer runs/s after a 30 s pause).

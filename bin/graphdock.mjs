@@ -4,8 +4,16 @@
 // the bundle (dist/cli/*.js), and there (as in the image) it runs it with plain node.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { enableCompileCache, enableResolutionCache } from './module-caches.mjs';
 
 const compiled = existsSync(join(import.meta.dirname, '..', 'cli', 'main.js'));
+// Before anything else loads. A build's compile cache lives beside it (the image fills /app's
+// while it is built); the sources, transformed by tsx at every start, keep none unless asked.
+enableCompileCache(
+  process.env,
+  compiled ? join(import.meta.dirname, '..', 'compile-cache') : undefined,
+);
+enableResolutionCache(process.env);
 const operator = process.argv[2] === 'operator';
 if (!compiled) {
   if (operator) {

@@ -16,6 +16,8 @@ Commands:
             set, otherwise an embedded PostgreSQL persisted under .graphdock/.
   runtime   Serve the graphs in production (DATABASE_URL required).
   migrate   Apply the runtime's database migrations and exit (DATABASE_URL required).
+  warm-up   Load what \`runtime\` loads (its modules, the config's graphs) and exit, no database:
+            fills Node's compile cache while an image is built (docs/performance.md).
   api       Serve the control-plane API /v2/deployments and /v2/listeners (DATABASE_URL
             required; the Kubernetes API from KUBECONFIG or the in-cluster account).
   operator  Reconcile AgentDeployments into running agent servers (--compute-id required;
@@ -88,6 +90,8 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'migrate':
         return await (await runtimeCommands()).runMigrate();
+      case 'warm-up':
+        return await (await runtimeCommands()).runWarmUp(options);
       case 'api':
         return await (await import('./api-commands.js')).runApi(options);
       default:

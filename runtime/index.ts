@@ -1,6 +1,7 @@
 export {
   createRuntime,
   migrateRuntimeDatabase,
+  warmUpRuntime,
   type Runtime,
   type RuntimeOptions,
 } from './server.js';

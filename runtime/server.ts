@@ -138,6 +138,19 @@ function packageVersion(name: string): string {
   }
 }
 
+/**
+ * Loads what createRuntime loads before it needs the database: the runtime's modules (imported
+ * with this one) and the config's graphs, which are then dropped. `graphdock warm-up` runs it while
+ * the image is built, so that V8's compile cache (bin/module-caches.mjs) holds all of them when a
+ * pod starts.
+ */
+export async function warmUpRuntime(configPath: string, logger: Logger): Promise<string[]> {
+  const loaded = loadLanggraphConfig(configPath);
+  applyConfigEnv(loaded);
+  registerSdkLogger(logger.child({ context: 'graph' }));
+  return (await GraphRegistry.load(loaded)).ids();
+}
+
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { logger } = options;
   const loaded = loadLanggraphConfig(options.configPath);

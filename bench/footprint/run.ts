@@ -24,7 +24,7 @@
 //   npx tsx bench/footprint/run.ts [--runs 1000] [--warmup 200] [--clients 16] [--turns 10]
 //                                  [--only graphdock,aegra] [--graphdock "node bin/graphdock.mjs"]
 //                                  [--workers 1]
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -129,8 +129,14 @@ function graphdock(db: Database): Party {
         LOG_LEVEL: 'warn',
         GRAPHDOCK_WORKERS: String(options.workers),
       };
-      // As a pod finds it: the database migrated (by `graphdock migrate`, or an earlier pod).
+      // As a pod finds it: the database migrated (by `graphdock migrate`, or an earlier pod), and
+      // the image's compile cache filled by `graphdock warm-up` (a build before it has none).
       execFileSync(command!, [...pre, 'migrate'], { env, cwd: REPO_ROOT, stdio: 'ignore' });
+      spawnSync(command!, [...pre, 'warm-up', '--config', join(cwd, 'langgraph.json')], {
+        env,
+        cwd: REPO_ROOT,
+        stdio: 'ignore',
+      });
       const { child, spawnedAt } = spawnServer(command!, args, env, REPO_ROOT);
       return {
         child,

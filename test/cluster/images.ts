@@ -217,6 +217,16 @@ interface DockerfilePlan {
 
 /** The one RUN of the final stage, which the sources layer mirrors (the /deps link). */
 const MIRRORED_RUN = 'RUN mkdir /deps && ln -s /app/node_modules /deps/node_modules';
+/**
+ * RUNs of the final stage left out: filling V8's compile cache (bin/module-caches.mjs) needs the
+ * image's Node.js running at the image's paths as its user. An image assembled here starts
+ * without that cache, as a runtime whose cache folder cannot be created does (it is slower to
+ * start, and otherwise the same).
+ */
+const UNMIRRORED_RUNS = new Set([
+  'RUN mkdir /app/compile-cache && chown 1000:1000 /app/compile-cache',
+  'RUN node --no-memory-reducer /app/bin/graphdock.mjs warm-up --config /app/examples/langgraph.json',
+]);
 
 export function readDockerfile(path = join(REPO, 'Dockerfile')): DockerfilePlan {
   const lines = readFileSync(path, 'utf8')
@@ -272,7 +282,7 @@ export function readDockerfile(path = join(REPO, 'Dockerfile')): DockerfilePlan 
         else sources.push(...rest.slice(0, -1));
         break;
       case 'RUN':
-        if (line !== MIRRORED_RUN)
+        if (line !== MIRRORED_RUN && !UNMIRRORED_RUNS.has(line))
           throw new Error(`Dockerfile: a RUN that test/cluster/images.ts does not mirror: ${line}`);
         break;
       default:

@@ -29,6 +29,8 @@ export interface ServerOptions {
   entry?: string;
   /** How long start-up may take to answer /ok (60 s by default). */
   okTimeoutMs?: number;
+  /** Every chunk the process writes to stdout or stderr (output() keeps only the last 20 KB). */
+  onOutput?: (chunk: string) => void;
 }
 
 export interface RunningServer {
@@ -80,8 +82,11 @@ async function startOnce(options: ServerOptions, port: number): Promise<RunningS
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
-  child.stdout?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
-  child.stderr?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
+  for (const stream of [child.stdout, child.stderr])
+    stream?.on('data', (c: Buffer) => {
+      log = (log + c.toString()).slice(-20_000);
+      options.onOutput?.(c.toString());
+    });
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
