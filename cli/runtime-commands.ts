@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ConfigError, loadProcessEnv } from '../common/config/index.js';
 import { createPool, startPostgresServer, type PostgresServer } from '../common/db/index.js';
 import { createLogger, type Logger } from '../common/logging/index.js';
+import { startIdleTrim } from '../common/memory/index.js';
 import {
   createRuntime,
   migrateRuntimeDatabase,
@@ -40,13 +41,18 @@ function exitOnUnhandledRejection(code: number | undefined, logger: Logger): voi
   });
 }
 
+interface ServeSettings {
+  drainMs: number;
+  idleTrimSeconds: number;
+  onStop?: () => Promise<void>;
+}
+
 async function serve(
   runtime: Runtime,
   port: number,
   host: string,
   logger: Logger,
-  drainMs: number,
-  onStop?: () => Promise<void>,
+  { drainMs, idleTrimSeconds, onStop }: ServeSettings,
 ) {
   let address: string;
   try {
@@ -57,7 +63,9 @@ async function serve(
     throw isAddressInUse(err) ? new PortInUseError(port, host) : err;
   }
   logger.info({ address }, 'listening');
+  const idleTrim = startIdleTrim({ idleSeconds: idleTrimSeconds, logger });
   const signal = await shutdownSignal();
+  idleTrim.stop();
   logger.info({ signal, drainMs }, 'shutting down');
   await runtime.drain(drainMs);
   await runtime.close();
@@ -98,7 +106,10 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     a2a: env.a2a,
     responseLog: env.responseLog,
   });
-  return serve(runtime, port, host, logger, env.shutdownDrainMs);
+  return serve(runtime, port, host, logger, {
+    drainMs: env.shutdownDrainMs,
+    idleTrimSeconds: env.idleTrimSeconds,
+  });
 }
 
 export async function runDev(options: ServeOptions): Promise<number> {
@@ -138,14 +149,11 @@ export async function runDev(options: ServeOptions): Promise<number> {
       // The dev server is its own trace store (see docs/traces.md).
       devTraces: { url: `http://${selfHost(host)}:${port}` },
     });
-    return await serve(
-      runtime,
-      port,
-      host,
-      logger,
-      env.shutdownDrainMs,
-      () => embedded?.stop() ?? Promise.resolve(),
-    );
+    return await serve(runtime, port, host, logger, {
+      drainMs: env.shutdownDrainMs,
+      idleTrimSeconds: env.idleTrimSeconds,
+      onStop: () => embedded?.stop() ?? Promise.resolve(),
+    });
   } catch (err) {
     await embedded?.stop();
     throw err;

@@ -32,6 +32,8 @@ const EnvSchema = z.object({
   BG_JOB_TIMEOUT_SECS: z.coerce.number().positive().default(3600),
   GRAPHDOCK_RUN_LEASE_SECS: z.coerce.number().positive().default(30),
   GRAPHDOCK_SHUTDOWN_DRAIN_SECS: z.coerce.number().nonnegative().default(0),
+  // Seconds without work before an idle server gives memory back (0: never).
+  GRAPHDOCK_IDLE_TRIM_SECS: z.coerce.number().nonnegative().default(60),
   RESUMABLE_STREAM_TTL_SECONDS: z.coerce.number().positive().default(120),
   GRAPHDOCK_CRON_TICK_MS: z.coerce.number().int().positive().default(1000),
   GRAPHDOCK_WEBHOOK_SECRET: z.string().optional(),
@@ -62,6 +64,11 @@ export interface ProcessEnv {
   workers: number;
   /** After SIGTERM, how long `graphdock runtime` keeps serving (closing each connection) before it stops. */
   shutdownDrainMs: number;
+  /**
+   * Seconds of idleness before the server collects its garbage down to what it holds (and once
+   * right after its start, when it first goes quiet); 0: never.
+   */
+  idleTrimSeconds: number;
   runs: {
     concurrency: number;
     shutdownGraceMs: number;
@@ -140,6 +147,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     poolMax: e.DATABASE_POOL_MAX,
     workers: e.GRAPHDOCK_WORKERS,
     shutdownDrainMs: e.GRAPHDOCK_SHUTDOWN_DRAIN_SECS * 1000,
+    idleTrimSeconds: e.GRAPHDOCK_IDLE_TRIM_SECS,
     runs: {
       concurrency: e.N_JOBS_PER_WORKER,
       shutdownGraceMs: e.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS * 1000,

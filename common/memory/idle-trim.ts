@@ -1,0 +1,115 @@
+// Gives memory back while the process is idle. The image runs node with --no-memory-reducer: V8's
+// own reducer shrank the heap after a few seconds without work and the next burst spent its first
+// seconds growing it again (docs/performance.md). Without the reducer nothing shrinks the young
+// generation that the start's module loading grew to its maximum, 40-50 MiB of an idle runtime's
+// RSS. This trims once when the process first goes quiet after its start, and again only after
+// a long idle period, so bursts a few seconds apart keep their heap.
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { Logger } from '../logging/index.js';
+
+export interface IdleTrimPolicyOptions {
+  /** Idle ticks (seconds) after activity before a trim. */
+  idleTicks: number;
+  /** Idle ticks before the first trim after the start. */
+  startIdleTicks: number;
+}
+
+/**
+ * When to trim, from one event-loop utilisation sample per tick: once per idle period, after
+ * `startIdleTicks` idle ticks the first time and `idleTicks` afterwards.
+ */
+export class IdleTrimPolicy {
+  private idle = 0;
+  private trimmedThisPeriod = false;
+  private trimmedOnce = false;
+
+  constructor(private readonly options: IdleTrimPolicyOptions) {}
+
+  /** Takes whether the last tick was idle; true when the process should trim now. */
+  tick(idle: boolean): boolean {
+    if (!idle) {
+      this.idle = 0;
+      this.trimmedThisPeriod = false;
+      return false;
+    }
+    this.idle++;
+    if (this.trimmedThisPeriod) return false;
+    const needed = this.trimmedOnce ? this.options.idleTicks : this.options.startIdleTicks;
+    if (this.idle < needed) return false;
+    this.trimmedThisPeriod = true;
+    this.trimmedOnce = true;
+    return true;
+  }
+}
+
+type Collect = () => void;
+
+/**
+ * V8's last-resort collection (every space compacted, the young generation shrunk to its
+ * minimum), reached without --expose-gc on the command line: the flag is set only while one new
+ * context is made, so no user code gets a global `gc`. Node.js 20's V8 ignores the flavour and
+ * runs a plain full collection, which leaves the young generation as it is.
+ */
+export function lastResortCollector(): Collect {
+  v8.setFlagsFromString('--expose-gc');
+  let gc: (options?: object) => void;
+  try {
+    gc = vm.runInNewContext('gc') as typeof gc;
+  } finally {
+    v8.setFlagsFromString('--no-expose-gc');
+  }
+  return () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+}
+
+/** The event loop counts as idle in a tick when it was busy under this share of it. */
+const IDLE_UTILIZATION = 0.02;
+const TICK_MS = 1000;
+const START_IDLE_TICKS = 1;
+
+export interface IdleTrimOptions {
+  /** Seconds of idleness after activity before a trim; 0 turns trimming off. */
+  idleSeconds: number;
+  logger: Logger;
+}
+
+export interface IdleTrim {
+  stop(): void;
+}
+
+const MiB = 2 ** 20;
+const newSpaceBytes = () =>
+  v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+
+export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
+  if (options.idleSeconds <= 0) return { stop: () => undefined };
+  const policy = new IdleTrimPolicy({
+    idleTicks: Math.max(1, Math.round((options.idleSeconds * 1000) / TICK_MS)),
+    startIdleTicks: START_IDLE_TICKS,
+  });
+  const collect = lastResortCollector();
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  const timer = setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    const { utilization } = performance.eventLoopUtilization(now, last);
+    last = now;
+    if (!policy.tick(utilization < IDLE_UTILIZATION)) return;
+    const rssBefore = process.memoryUsage.rss();
+    const newSpaceBefore = newSpaceBytes();
+    const started = performance.now();
+    collect();
+    options.logger.debug(
+      {
+        ms: Math.round(performance.now() - started),
+        rssMiB: [rssBefore, process.memoryUsage.rss()].map((b) => Math.round(b / MiB)),
+        newSpaceMiB: [newSpaceBefore, newSpaceBytes()].map((b) => +(b / MiB).toFixed(1)),
+      },
+      'idle: memory trimmed',
+    );
+    // The collection's own time is not activity.
+    last = performance.eventLoopUtilization();
+  }, TICK_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
