@@ -50,17 +50,20 @@ type Collect = () => void;
  * V8's last-resort collection (every space compacted, the young generation shrunk to its
  * minimum), reached without --expose-gc on the command line: the flag is set only while one new
  * context is made, so no user code gets a global `gc`. Node.js 20's V8 ignores the flavour and
- * runs a plain full collection, which leaves the young generation as it is.
+ * runs a plain full collection, which leaves the young generation as it is. Undefined when this
+ * V8 no longer takes flags at run time.
  */
-export function lastResortCollector(): Collect {
-  v8.setFlagsFromString('--expose-gc');
-  let gc: (options?: object) => void;
+export function lastResortCollector(): Collect | undefined {
+  const exposed = globalThis.gc;
+  if (exposed) return () => exposed({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  let gc: ((options?: object) => void) | undefined;
   try {
-    gc = vm.runInNewContext('gc') as typeof gc;
+    v8.setFlagsFromString('--expose-gc');
+    gc = vm.runInNewContext('typeof gc === "function" ? gc : undefined') as typeof gc;
   } finally {
     v8.setFlagsFromString('--no-expose-gc');
   }
-  return () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  return gc && (() => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }));
 }
 
 /** The event loop counts as idle in a tick when it was busy under this share of it. */
@@ -89,6 +92,10 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
     startIdleTicks: START_IDLE_TICKS,
   });
   const collect = lastResortCollector();
+  if (!collect) {
+    options.logger.warn('idle memory trim unavailable: this V8 does not expose its collector');
+    return { stop: () => undefined };
+  }
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();

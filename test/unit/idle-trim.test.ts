@@ -1,7 +1,8 @@
 // When an idle server trims its heap: once right after the start when it first goes quiet, then
 // once per idle period, and only after the configured number of idle seconds.
 import { describe, expect, it } from 'vitest';
-import { IdleTrimPolicy } from '../../common/memory/index.js';
+import vm from 'node:vm';
+import { IdleTrimPolicy, lastResortCollector } from '../../common/memory/index.js';
 
 /** Ticks the policy with a pattern ('.' idle, '#' busy); returns the ticks (0-based) that trim. */
 function trims(policy: IdleTrimPolicy, pattern: string): number[] {
@@ -25,5 +26,15 @@ describe('IdleTrimPolicy', () => {
     const policy = new IdleTrimPolicy({ idleTicks: 2, startIdleTicks: 2 });
     expect(trims(policy, '.#.#.#.#')).toEqual([]);
     expect(trims(policy, '..')).toEqual([1]);
+  });
+});
+
+describe('lastResortCollector', () => {
+  it('collects without leaving a gc global in this context or in later ones', () => {
+    const collect = lastResortCollector();
+    expect(collect).toBeTypeOf('function');
+    collect!();
+    expect(typeof globalThis.gc).toBe('undefined');
+    expect(vm.runInNewContext('typeof gc')).toBe('undefined');
   });
 });
