@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { AppError } from '../../common/errors/index.js';
 import {
   RUN_SEQ_STRIDE,
+  type ProtocolRunCreated,
   type ProtocolRunRef,
   type RunCreateBody,
   type RunEventLog,
@@ -189,19 +190,23 @@ export class ProtocolService {
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
   ): Promise<{ run_id: string; applied: number }> {
-    const { run, protocolPrior, createdUs, newThread } = await this.deps.runs.createProtocolRun(
+    // Remembered before the thread's waiting streams are woken, so they find the run in memory.
+    const remember = ({ run, createdUs, newThread }: ProtocolRunCreated) => {
+      const index = (run.kwargs as { protocol_index?: unknown }).protocol_index;
+      if (newThread && createdUs && run.status === 'running' && typeof index === 'number')
+        this.rememberFirst(threadId, {
+          run_id: run.run_id,
+          created_us: createdUs,
+          status: 'running',
+          index,
+        });
+    };
+    const { run, protocolPrior } = await this.deps.runs.createProtocolRun(
       threadId,
       body,
       headers,
+      remember,
     );
-    const index = (run.kwargs as { protocol_index?: unknown }).protocol_index;
-    if (newThread && createdUs && run.status === 'running' && typeof index === 'number')
-      this.rememberFirst(threadId, {
-        run_id: run.run_id,
-        created_us: createdUs,
-        status: 'running',
-        index,
-      });
     // The thread's sequence number before any event of the new run, as its insert saw the
     // thread: at or above every event of the runs that already executed, below every event of a
     // run that has not.

@@ -22,7 +22,7 @@ export {
 export { runRoutes } from './routes.js';
 export { hookHeaders, writeSse, type SseFrame } from './sse.js';
 export { RunCreate, STREAM_MODES, type RunCreateBody } from './schemas.js';
-export type { CreatedRun } from './service.js';
+export type { CreatedRun, ProtocolRunCreated } from './service.js';
 export {
   headerSelector,
   type HeaderSelector,

@@ -152,7 +152,24 @@ interface CreateOptions {
   endOnly?: boolean;
   kwargs?: Record<string, unknown>;
   threadFilter?: Record<string, unknown> | undefined;
+  /** Runs once the creating transaction committed, before local readers are woken. */
+  onCreated?: (created: CreatedRun) => void;
 }
+
+/** What `createProtocolRun` tells of the run it created. */
+export interface ProtocolRunCreated {
+  run: RunRow;
+  protocolPrior: number;
+  createdUs?: string;
+  newThread: boolean;
+}
+
+const protocolRunCreated = (created: CreatedRun): ProtocolRunCreated => ({
+  run: created.run,
+  protocolPrior: created.protocolPrior ?? -1,
+  ...(created.createdUs ? { createdUs: created.createdUs } : {}),
+  newThread: created.newThread ?? false,
+});
 
 export class RunService {
   private readonly selectHeaders: HeaderSelector;
@@ -189,18 +206,15 @@ export class RunService {
     threadId: string,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders,
-  ): Promise<{ run: RunRow; protocolPrior: number; createdUs?: string; newThread: boolean }> {
+    onCreated?: (created: ProtocolRunCreated) => void,
+  ): Promise<ProtocolRunCreated> {
     // `protocol`: the run executes with LangGraph's v3 event stream (see RunExecutor).
     const created = await this.createRun(threadId, body, requestHeaders, {
       startHere: true,
       kwargs: { protocol: true },
+      ...(onCreated ? { onCreated: (c: CreatedRun) => onCreated(protocolRunCreated(c)) } : {}),
     });
-    return {
-      run: created.run,
-      protocolPrior: created.protocolPrior ?? -1,
-      ...(created.createdUs ? { createdUs: created.createdUs } : {}),
-      newThread: created.newThread ?? false,
-    };
+    return protocolRunCreated(created);
   }
 
   private async createRun(
@@ -244,6 +258,7 @@ export class RunService {
         dispatcher?.adopt(run, created?.read);
       }
     }
+    options.onCreated?.(created);
     await this.announce(created);
     return created;
   }

@@ -1,0 +1,98 @@
+// A WebSocket subscribed to a thread that does not exist yet, then `run.start` on the socket (what
+// the JS SDK's protocol client does for a new thread): the run is the thread's first and executes
+// in this process, so the subscription finds it in memory when the run's creation wakes it:
+// no query for the thread's next run before its first event. Before, it was woken before the run was
+// remembered and queried for it, which put a round trip (and, under a burst of events, the whole
+// first step) before the first frame. The runtime runs in this process so every query is seen.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import WebSocket from 'ws';
+import { createLogger } from '../../common/logging/index.js';
+import { createRuntime, type Runtime } from '../../runtime/index.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { REPO_ROOT } from '../support/server.js';
+
+const CONFIG = `${REPO_ROOT}/test/fixtures/protocol/langgraph.json`;
+/** Names of the named statements sent since the test began recording. */
+const named: string[] = [];
+// eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with apply
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+
+let db: TestDatabase;
+let rt: Runtime;
+let url: string;
+beforeAll(async () => {
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const q = args[0] as string | { name?: string };
+    if (typeof q === 'object' && q.name) named.push(q.name);
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  db = await createTestDatabase(inject('pgAdminUrl'));
+  rt = await createRuntime({
+    configPath: CONFIG,
+    databaseUrl: db.url,
+    apiKeys: [],
+    logger: createLogger({ level: 'error' }),
+  });
+  url = await rt.app.listen({ port: 0, host: '127.0.0.1' });
+}, 120_000);
+afterAll(async () => {
+  pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+  await rt?.close();
+  await db?.drop();
+});
+
+type Frame = { type: string; id?: number; method?: string; params?: { data?: unknown } };
+
+describe('a protocol run on a new thread, subscribed before run.start', () => {
+  it('reaches the subscription with every event, its run found in memory', async () => {
+    const threadId = randomUUID();
+    const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const frames: Frame[] = [];
+    /** The statements sent before the first event frame arrived. */
+    let beforeFirstEvent: string[] | undefined;
+    const replies = new Map<number, () => void>();
+    const ended = new Promise<void>((resolve) =>
+      socket.on('message', (raw) => {
+        const frame = JSON.parse((raw as Buffer).toString()) as Frame;
+        frames.push(frame);
+        if (frame.type === 'event') beforeFirstEvent ??= [...named];
+        if (frame.type === 'success' && frame.id !== undefined) replies.get(frame.id)?.();
+        const data = frame.params?.data as { event?: string } | undefined;
+        if (frame.method === 'lifecycle' && data?.event === 'completed') resolve();
+      }),
+    );
+    const command = (id: number, method: string, params: object) =>
+      new Promise<void>((resolve) => {
+        replies.set(id, resolve);
+        socket.send(JSON.stringify({ id, method, params }));
+      });
+    try {
+      named.length = 0;
+      await command(1, 'subscription.subscribe', { channels: ['custom', 'lifecycle'] });
+      // The subscription looks for a run once (there is none) and waits to be woken.
+      while (!named.includes('runs.nextProtocolRun')) await new Promise((r) => setTimeout(r, 5));
+      named.length = 0;
+      // A run that lasts (three events 50 ms apart): it still executes when the subscription
+      // looks, so what it reads is the in-memory log, not the table.
+      await command(2, 'run.start', { assistant_id: 'slow', input: { ticks: 3 } });
+      await ended;
+    } finally {
+      socket.close();
+    }
+    const events = frames.filter((f) => f.type === 'event');
+    expect(events.map((f) => f.method)).toEqual([
+      'lifecycle',
+      ...Array<string>(3).fill('custom'),
+      'lifecycle',
+    ]);
+    expect(events.filter((f) => f.method === 'custom').map((f) => f.params?.data)).toEqual(
+      [0, 1, 2].map((tick) => ({ payload: { tick } })),
+    );
+    // (Once the run has ended, the subscription asks for the thread's next run as usual.)
+    expect(beforeFirstEvent).toBeDefined();
+    expect(beforeFirstEvent).not.toContain('runs.nextProtocolRun');
+  });
+});
