@@ -34,6 +34,10 @@ export function createPool(options: PoolOptions): Pool {
   // restart, a failover) between two of its queries would emit an unhandled 'error' and end
   // the process. Its holder sees the failure on its next query; the pool drops it on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
+  // An idle client whose session ends is dropped by the pool, which then emits 'error': with no
+  // listener that too would end the process (a test dropping its database while a pool ends).
+  // Servers add a listener that logs it.
+  pool.on('error', () => undefined);
   return pool;
 }
 
