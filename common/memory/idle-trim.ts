@@ -10,35 +10,43 @@ import vm from 'node:vm';
 import type { Logger } from '../logging/index.js';
 
 export interface IdleTrimPolicyOptions {
-  /** Idle ticks (seconds) after activity before a trim. */
+  /** Idle ticks (seconds) after work before a trim. */
   idleTicks: number;
   /** Idle ticks before the first trim after the start. */
   startIdleTicks: number;
+  /** A tick whose event loop was busy for less than this (ms) is idle. */
+  idleBusyMs: number;
+  /**
+   * Busy time (ms) since the last trim that makes another worth doing: a server's own
+   * housekeeping (polls, lease renewals, sweeps) breaks an idle period on a loaded machine now
+   * and then, and alone it should not bring a trim every few seconds.
+   */
+  workMs: number;
 }
 
 /**
- * When to trim, from one event-loop utilisation sample per tick: once per idle period, after
- * `startIdleTicks` idle ticks the first time and `idleTicks` afterwards.
+ * When to trim, from the event loop's busy time in each tick: after `startIdleTicks` idle ticks
+ * the first time, then after `idleTicks` idle ticks that follow at least `workMs` of work.
  */
 export class IdleTrimPolicy {
   private idle = 0;
-  private trimmedThisPeriod = false;
+  private workSinceTrim = 0;
   private trimmedOnce = false;
 
   constructor(private readonly options: IdleTrimPolicyOptions) {}
 
-  /** Takes whether the last tick was idle; true when the process should trim now. */
-  tick(idle: boolean): boolean {
-    if (!idle) {
+  /** Takes the last tick's busy milliseconds; true when the process should trim now. */
+  tick(busyMs: number): boolean {
+    if (busyMs >= this.options.idleBusyMs) {
       this.idle = 0;
-      this.trimmedThisPeriod = false;
+      this.workSinceTrim += busyMs;
       return false;
     }
     this.idle++;
-    if (this.trimmedThisPeriod) return false;
     const needed = this.trimmedOnce ? this.options.idleTicks : this.options.startIdleTicks;
     if (this.idle < needed) return false;
-    this.trimmedThisPeriod = true;
+    if (this.trimmedOnce && this.workSinceTrim < this.options.workMs) return false;
+    this.workSinceTrim = 0;
     this.trimmedOnce = true;
     return true;
   }
@@ -66,10 +74,12 @@ export function lastResortCollector(): Collect | undefined {
   return gc && (() => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }));
 }
 
-/** The event loop counts as idle in a tick when it was busy under this share of it. */
-const IDLE_UTILIZATION = 0.02;
 const TICK_MS = 1000;
 const START_IDLE_TICKS = 1;
+/** A tick is idle when its event loop was busy under 2% of it. */
+const IDLE_BUSY_MS = 20;
+/** About twenty stateful runs' worth of the event loop's time. */
+const WORK_MS = 100;
 
 export interface IdleTrimOptions {
   /** Seconds of idleness after activity before a trim; 0 turns trimming off. */
@@ -90,6 +100,8 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
   const policy = new IdleTrimPolicy({
     idleTicks: Math.max(1, Math.round((options.idleSeconds * 1000) / TICK_MS)),
     startIdleTicks: START_IDLE_TICKS,
+    idleBusyMs: IDLE_BUSY_MS,
+    workMs: WORK_MS,
   });
   const collect = lastResortCollector();
   if (!collect) {
@@ -99,9 +111,9 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
-    const { utilization } = performance.eventLoopUtilization(now, last);
+    const { active } = performance.eventLoopUtilization(now, last);
     last = now;
-    if (!policy.tick(utilization < IDLE_UTILIZATION)) return;
+    if (!policy.tick(active)) return;
     const rssBefore = process.memoryUsage.rss();
     const newSpaceBefore = newSpaceBytes();
     const started = performance.now();
