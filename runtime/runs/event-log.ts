@@ -252,6 +252,7 @@ export class RunEventLog {
     signal?: AbortSignal,
     created = false,
     withEnd = false,
+    coalesce = false,
   ): AsyncGenerator<RunEvent[]> {
     let seq = afterSeq;
     // A kept log is complete from the first event, and later batches arrive through `local`.
@@ -344,6 +345,9 @@ export class RunEventLog {
           };
         });
         wake = undefined;
+        // `coalesce`: events produced in the same turn (a step that streams without awaiting)
+        // join the batch, one pass through every layer above instead of one per event.
+        if (heard && coalesce) await new Promise((resolve) => setImmediate(resolve));
         if (heard) continue;
         idleMs = IDLE_MS;
         // No end marker comes for a run deleted before it ran (its thread was deleted), nor for
