@@ -54,6 +54,8 @@ export class IdleTrimPolicy {
 
 type Collect = () => void;
 
+const LAST_RESORT = { type: 'major', execution: 'sync', flavor: 'last-resort' } as const;
+
 /**
  * V8's last-resort collection (every space compacted, the young generation shrunk to its
  * minimum), reached without --expose-gc on the command line: the flag is set only while one new
@@ -63,7 +65,7 @@ type Collect = () => void;
  */
 export function lastResortCollector(): Collect | undefined {
   const exposed = globalThis.gc;
-  if (exposed) return () => exposed({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  if (exposed) return () => exposed(LAST_RESORT);
   let gc: ((options?: object) => void) | undefined;
   try {
     v8.setFlagsFromString('--expose-gc');
@@ -71,7 +73,7 @@ export function lastResortCollector(): Collect | undefined {
   } finally {
     v8.setFlagsFromString('--no-expose-gc');
   }
-  return gc && (() => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }));
+  return gc && (() => gc(LAST_RESORT));
 }
 
 const TICK_MS = 1000;
@@ -96,7 +98,8 @@ const newSpaceBytes = () =>
   v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
 
 export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
-  if (options.idleSeconds <= 0) return { stop: () => undefined };
+  const off: IdleTrim = { stop: () => undefined };
+  if (options.idleSeconds <= 0) return off;
   const policy = new IdleTrimPolicy({
     idleTicks: Math.max(1, Math.round((options.idleSeconds * 1000) / TICK_MS)),
     startIdleTicks: START_IDLE_TICKS,
@@ -106,7 +109,7 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
   const collect = lastResortCollector();
   if (!collect) {
     options.logger.warn('idle memory trim unavailable: this V8 does not expose its collector');
-    return { stop: () => undefined };
+    return off;
   }
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   const timer = setInterval(() => {

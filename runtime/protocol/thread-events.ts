@@ -105,7 +105,10 @@ async function* logOf(
 ): AsyncGenerator<RunEvent[]> {
   if (run.status === 'pending' || run.status === 'running') {
     let last = -1;
-    for await (const batch of deps.events.readBatches(run.run_id, -1, signal, false, true, true)) {
+    for await (const batch of deps.events.readBatches(run.run_id, -1, signal, {
+      withEnd: true,
+      coalesce: true,
+    })) {
       yield batch;
       if (batch.at(-1)!.event === END_EVENT) return;
       last = batch.at(-1)!.seq;

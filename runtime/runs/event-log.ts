@@ -237,22 +237,21 @@ export class RunEventLog {
     signal?: AbortSignal,
     created = false,
   ): AsyncGenerator<RunEvent> {
-    for await (const batch of this.readBatches(runId, afterSeq, signal, created)) yield* batch;
+    for await (const batch of this.readBatches(runId, afterSeq, signal, { created })) yield* batch;
   }
 
   /**
    * `read`, a batch at a time: the events that arrived together (a tick's, a page of the table),
    * in order and never empty. A reader that sends many events saves a turn of every layer of
-   * generators above it per event. `withEnd`: the end marker, when read, ends the last batch
-   * (it carries the run's final status, see `closingBatch`).
+   * generators above it per event. `created`: as for `read`. `withEnd`: the end marker, when read,
+   * ends the last batch (it carries the run's final status, see `closingBatch`). `coalesce`: a
+   * reader woken by a live event waits one turn, so the events of that turn join its batch.
    */
   async *readBatches(
     runId: string,
     afterSeq: number,
     signal?: AbortSignal,
-    created = false,
-    withEnd = false,
-    coalesce = false,
+    { created = false, withEnd = false, coalesce = false } = {},
   ): AsyncGenerator<RunEvent[]> {
     let seq = afterSeq;
     // A kept log is complete from the first event, and later batches arrive through `local`.
@@ -345,8 +344,8 @@ export class RunEventLog {
           };
         });
         wake = undefined;
-        // `coalesce`: events produced in the same turn (a step that streams without awaiting)
-        // join the batch, one pass through every layer above instead of one per event.
+        // Events produced in the same turn (a step that streams without awaiting) then pass
+        // through every layer above once, not once each.
         if (heard && coalesce) await new Promise((resolve) => setImmediate(resolve));
         if (heard) continue;
         idleMs = IDLE_MS;

@@ -5,10 +5,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../../common/logging/index.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
+import { observeClientQueries } from '../support/counting-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { REPO_ROOT } from '../support/server.js';
 
@@ -23,17 +23,14 @@ writeFileSync(
 );
 
 const request = new AsyncLocalStorage<string[]>();
-// eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with apply
-const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 
 let db: TestDatabase;
 let rt: Runtime;
+let restoreQuery: (() => void) | undefined;
 beforeAll(async () => {
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    request.getStore()?.push(typeof q === 'string' ? q : (q.text ?? ''));
-    return query.apply(this, args);
-  } as typeof pg.Client.prototype.query;
+  restoreQuery = observeClientQueries((q) =>
+    request.getStore()?.push(typeof q === 'string' ? q : (q.text ?? '')),
+  );
   db = await createTestDatabase(inject('pgAdminUrl'));
   rt = await createRuntime({
     configPath: config,
@@ -43,7 +40,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+  restoreQuery?.();
   await rt?.close();
   await db?.drop();
   rmSync(dir, { recursive: true, force: true });

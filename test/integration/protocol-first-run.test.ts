@@ -5,29 +5,26 @@
 // remembered and queried for it, which put a round trip (and, under a burst of events, the whole
 // first step) before the first frame. The runtime runs in this process so every query is seen.
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createLogger } from '../../common/logging/index.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
+import { observeClientQueries } from '../support/counting-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { REPO_ROOT } from '../support/server.js';
 
 const CONFIG = `${REPO_ROOT}/test/fixtures/protocol/langgraph.json`;
 /** Names of the named statements sent since the test began recording. */
 const named: string[] = [];
-// eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with apply
-const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 
 let db: TestDatabase;
 let rt: Runtime;
 let url: string;
+let restoreQuery: (() => void) | undefined;
 beforeAll(async () => {
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const q = args[0] as string | { name?: string };
+  restoreQuery = observeClientQueries((q) => {
     if (typeof q === 'object' && q.name) named.push(q.name);
-    return query.apply(this, args);
-  } as typeof pg.Client.prototype.query;
+  });
   db = await createTestDatabase(inject('pgAdminUrl'));
   rt = await createRuntime({
     configPath: CONFIG,
@@ -38,7 +35,7 @@ beforeAll(async () => {
   url = await rt.app.listen({ port: 0, host: '127.0.0.1' });
 }, 120_000);
 afterAll(async () => {
-  pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+  restoreQuery?.();
   await rt?.close();
   await db?.drop();
 });

@@ -1,4 +1,5 @@
 import type { Pool } from '../../common/db/index.js';
+import pg from 'pg';
 
 /** A statement as sent: its text and parameters. */
 export interface SentStatement {
@@ -33,4 +34,23 @@ export function countingPool(pool: Pool): {
     },
   });
   return { pool: counting, queries: () => count, last: () => last };
+}
+
+/** A query as pg's `Client.query` receives it: text, or a config with text and a name. */
+export type ClientQuery = string | { text?: string; name?: string };
+
+/**
+ * Calls `onQuery` with every query any pg client of this process sends (pools inside code under
+ * test included), until the returned function restores `Client.query`.
+ */
+export function observeClientQueries(onQuery: (query: ClientQuery) => void): () => void {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with apply
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    onQuery(args[0] as ClientQuery);
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  return () => {
+    pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+  };
 }
