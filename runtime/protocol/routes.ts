@@ -117,7 +117,7 @@ export function protocolRoutes(service: ProtocolService): FastifyPluginAsyncZod 
       },
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const { thread_id } = req.params as z.infer<typeof ThreadParams>;
-        openSession(service, thread_id, socket, req.headers, req.log);
+        openSession(service, thread_id, socket, req.raw.socket, req.headers, req.log);
       },
       handler: async (_req, reply) =>
         reply

@@ -3,6 +3,7 @@
 // (from the newest run, or from `since`), so a socket on any replica sees the same events.
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../common/errors/index.js';
@@ -20,6 +21,8 @@ export function openSession(
   service: ProtocolService,
   threadId: string,
   socket: WebSocket,
+  /** The connection under `socket`: a batch's frames are corked into one write. */
+  connection: Duplex,
   headers: IncomingHttpHeaders,
   log: FastifyBaseLogger,
 ): void {
@@ -50,9 +53,15 @@ export function openSession(
     });
     try {
       for await (const batch of service.events(threadId, start, controller.signal)) {
-        for (const { event, paramsJson } of batch)
-          if (matches(event, filter) && socket.readyState === socket.OPEN)
-            socket.send(encodeEvent(event, paramsJson));
+        // Without the cork each frame is its own system call (ws corks only header and payload).
+        connection.cork();
+        try {
+          for (const { event, paramsJson } of batch)
+            if (matches(event, filter) && socket.readyState === socket.OPEN)
+              socket.send(encodeEvent(event, paramsJson));
+        } finally {
+          connection.uncork();
+        }
         if (socket.bufferedAmount > MAX_BUFFERED) await drained(controller.signal);
       }
     } catch (err) {

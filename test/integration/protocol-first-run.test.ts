@@ -5,6 +5,7 @@
 // remembered and queried for it, which put a round trip (and, under a burst of events, the whole
 // first step) before the first frame. The runtime runs in this process so every query is seen.
 import { randomUUID } from 'node:crypto';
+import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createLogger } from '../../common/logging/index.js';
@@ -91,5 +92,70 @@ describe('a protocol run on a new thread, subscribed before run.start', () => {
     // (Once the run has ended, the subscription asks for the thread's next run as usual.)
     expect(beforeFirstEvent).toBeDefined();
     expect(beforeFirstEvent).not.toContain('runs.nextProtocolRun');
+  });
+});
+
+/** Counts the system-call writes (`_write`, `_writev`) made on the server side of connections. */
+function countServerWrites(): { count: () => number; restore: () => void } {
+  const proto = Socket.prototype as unknown as Record<
+    '_write' | '_writev',
+    (...a: unknown[]) => unknown
+  >;
+  const original = { write: proto._write, writev: proto._writev };
+  let writes = 0;
+  const counted = (fn: (...a: unknown[]) => unknown) =>
+    function (this: Socket & { server?: unknown }, ...args: unknown[]) {
+      if (this.server) writes++;
+      return fn.apply(this, args);
+    };
+  proto._write = counted(original.write);
+  proto._writev = counted(original.writev);
+  return {
+    count: () => writes,
+    restore: () => {
+      proto._write = original.write;
+      proto._writev = original.writev;
+    },
+  };
+}
+
+describe('a burst of events on a WebSocket', () => {
+  it('leaves the server in a few writes, not one per frame', async () => {
+    const threadId = randomUUID();
+    const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    let custom = 0;
+    const ended = new Promise<void>((resolve) =>
+      socket.on('message', (raw) => {
+        const frame = JSON.parse((raw as Buffer).toString()) as Frame;
+        if (frame.method === 'custom') custom++;
+        const data = frame.params?.data as { event?: string } | undefined;
+        if (frame.method === 'lifecycle' && data?.event === 'completed') resolve();
+      }),
+    );
+    const writes = countServerWrites();
+    try {
+      socket.send(
+        JSON.stringify({
+          id: 1,
+          method: 'subscription.subscribe',
+          params: { channels: ['custom', 'lifecycle'] },
+        }),
+      );
+      socket.send(
+        JSON.stringify({
+          id: 2,
+          method: 'run.start',
+          params: { assistant_id: 'burst', input: { n: 200 } },
+        }),
+      );
+      await ended;
+    } finally {
+      writes.restore();
+      socket.close();
+    }
+    expect(custom).toBe(200);
+    // The 200 custom frames come in a handful of batches; a write per frame would be 200+.
+    expect(writes.count()).toBeLessThan(40);
   });
 });
