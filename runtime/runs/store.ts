@@ -139,15 +139,53 @@ export function dataJson(event: RunEvent): string {
   return event.json ?? encodeData(event.data);
 }
 
+/** Bounds on one row of the log: a batch larger than either is written as several rows. */
+const LOG_ROW = { events: 500, chars: 512 * 1024 };
+
 /**
- * A batch of events as the JSON array the log's INSERT reads; each event's data is encoded once.
+ * A batch of events as the JSON array of log rows the INSERT reads (see `appendEventsCtes`):
+ * each `{first, last, events: [[seq, event, data], ...]}`, split so that a row stays within
+ * `LOG_ROW` (a larger event alone), and each event's data encoded once.
  * json_to_recordset() refuses NUL and lone surrogate escapes: those are stored encoded (jsonb()).
  */
 export function eventsJson(events: RunEvent[]): string {
-  const items = events.map(
-    (e) => `{"seq":${e.seq},"event":${JSON.stringify(e.event)},"data":${dataJson(e)}}`,
-  );
-  return encodeJsonText(`[${items.join(',')}]`);
+  const rows: string[] = [];
+  let items: string[] = [];
+  let chars = 0;
+  let first = 0;
+  const close = (last: number) => {
+    if (items.length) rows.push(`{"first":${first},"last":${last},"events":[${items.join(',')}]}`);
+    items = [];
+    chars = 0;
+  };
+  for (const [i, e] of events.entries()) {
+    const item = `[${e.seq},${JSON.stringify(e.event)},${dataJson(e)}]`;
+    if (items.length && (items.length >= LOG_ROW.events || chars + item.length > LOG_ROW.chars))
+      close(events[i - 1]!.seq);
+    if (!items.length) first = e.seq;
+    items.push(item);
+    chars += item.length;
+  }
+  close(events.at(-1)?.seq ?? 0);
+  return encodeJsonText(`[${rows.join(',')}]`);
+}
+
+/**
+ * A log row's events after `afterSeq`, appended to `into` while their seqs increase: rows may
+ * overlap (a batch written again after its statement's outcome was lost), and an event is
+ * taken once.
+ */
+function takeEvents(
+  row: { events: [number, string, unknown][] },
+  afterSeq: number,
+  into: RunEvent[],
+): void {
+  let last = into.at(-1)?.seq ?? afterSeq;
+  for (const [seq, event, data] of row.events) {
+    if (seq <= last) continue;
+    into.push({ seq, event, data });
+    last = seq;
+  }
 }
 
 type Queryable = Pool | PoolClient;
@@ -157,9 +195,9 @@ export type RunsFinishedHook = (runs: RunRow[], db: PoolClient) => Promise<void>
 
 /**
  * Two CTEs that append a run's events, for statements that write events beside other work:
- * `added` inserts the JSON array `$<events>` for run `$1`; `woken` (one row once they are in)
- * notifies `$<channel>` with `$<payload>` when `notifyHere`, else only names them, for a NOTIFY
- * sent after the commit (see Notifier.notifyCommitted).
+ * `added` inserts the log rows `$<events>` (eventsJson) for run `$1`; `woken` (one row once they
+ * are in) notifies `$<channel>` with `$<payload>` when `notifyHere`, else only names them, for a
+ * NOTIFY sent after the commit (see Notifier.notifyCommitted).
  */
 function appendEventsCtes(
   events: number,
@@ -173,10 +211,14 @@ function appendEventsCtes(
   const wake = notifyHere
     ? `pg_notify($${channel}, $${payload})`
     : `$${channel}::text AS channel, $${payload}::text AS payload`;
+  // A batch written again (its first try's outcome unknown) starts where it did: the longer
+  // row stays. Readers take each seq once, so overlapping rows never repeat an event.
   return `added AS (
-       INSERT INTO run_events (run_id, seq, event, data)
-       SELECT $1, e.seq, e.event, e.data FROM json_to_recordset($${events}::json) AS e(seq integer, event text, data json)${gate}
-       ON CONFLICT DO NOTHING RETURNING 1),
+       INSERT INTO run_event_batches AS b (run_id, first_seq, last_seq, events)
+       SELECT $1, e.first, e.last, e.events FROM json_to_recordset($${events}::json) AS e(first integer, last integer, events json)${gate}
+       ON CONFLICT (run_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, events = excluded.events
+         WHERE b.last_seq < excluded.last_seq
+       RETURNING 1),
      woken AS (SELECT ${wake} FROM (SELECT count(*) FROM added) AS n${gate})`;
 }
 
@@ -702,7 +744,8 @@ export class RunStore {
   /** Highest sequence number written for a run, -1 when none. */
   async lastSeq(runId: string): Promise<number> {
     const { rows } = await this.pool.query<{ seq: number | null }>(
-      'SELECT max(seq) AS seq FROM run_events WHERE run_id = $1',
+      `SELECT greatest((SELECT max(last_seq) FROM run_event_batches WHERE run_id = $1),
+                       (SELECT max(seq) FROM run_events WHERE run_id = $1)) AS seq`,
       [runId],
     );
     return rows[0]?.seq ?? -1;
@@ -710,8 +753,10 @@ export class RunStore {
 
   /**
    * A run's events after `afterSeq`, in order, a page at a time: at most `page.rows` events,
-   * and no more once they hold `page.bytes` of data (one larger event still comes alone), so
-   * a reader far behind never holds the whole log. `more`: the next page may have events.
+   * and no more log rows once they hold `page.bytes` of data (a larger row still comes alone;
+   * the writer bounds rows, see LOG_ROW), so a reader far behind never holds the whole log.
+   * `more`: the next page may have events. Rows of `run_events` (written by the previous
+   * version, see migration 011) are read as rows of one event.
    */
   async eventsAfter(
     runId: string,
@@ -719,21 +764,29 @@ export class RunStore {
     page: EventPageSize = EVENT_PAGE,
   ): Promise<EventPage> {
     // The size is the stored one (no detoasting); rows past the byte limit are never read whole.
-    const { rows } = await this.pool.query<RunEvent & { upto: string }>({
+    const { rows } = await this.pool.query<{ events: [number, string, unknown][]; upto: string }>({
       name: 'runs.eventsAfter',
-      text: `SELECT seq, event, data, upto FROM (
-               SELECT seq, event, data, pg_column_size(data) AS size,
-                      sum(pg_column_size(data)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto
-                 FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3 + 1) page
-              WHERE upto - coalesce(size, 0) < $4 OR upto IS NULL`,
+      text: `SELECT events, upto FROM (
+               SELECT first_seq, events, pg_column_size(events) AS size,
+                      sum(pg_column_size(events)) OVER (ORDER BY first_seq ROWS UNBOUNDED PRECEDING) AS upto
+                 FROM (SELECT first_seq, events FROM run_event_batches WHERE run_id = $1 AND last_seq > $2
+                       UNION ALL
+                       SELECT seq, json_build_array(json_build_array(seq, event, data))
+                         FROM run_events WHERE run_id = $1 AND seq > $2) log
+                ORDER BY first_seq LIMIT $3 + 1) page
+              WHERE upto - coalesce(size, 0) < $4 OR upto IS NULL
+              ORDER BY first_seq`,
       values: [runId, afterSeq, page.rows, page.bytes],
     });
+    const events: RunEvent[] = [];
+    let taken = 0;
+    for (; taken < rows.length && events.length < page.rows; taken++)
+      takeEvents(rows[taken]!, afterSeq, events);
     const more =
-      rows.length > page.rows || (rows.length > 0 && Number(rows.at(-1)!.upto) >= page.bytes);
-    const events = rows
-      .slice(0, page.rows)
-      .map(({ seq, event, data }): RunEvent => ({ seq, event, data }));
-    return { events, more };
+      events.length > page.rows ||
+      taken < rows.length ||
+      (rows.length > 0 && Number(rows.at(-1)!.upto) >= page.bytes);
+    return { events: events.slice(0, page.rows), more };
   }
 
   /**
@@ -864,19 +917,26 @@ export class RunStore {
     return (rowCount ?? 0) > 0;
   }
 
-  /** Drops the event logs of runs that ended more than `retentionSeconds` ago (or no longer exist). */
+  /**
+   * Drops the event logs of runs that ended more than `retentionSeconds` ago (or no longer
+   * exist), at most `limit` runs' logs of each table; how many rows went.
+   */
   async deleteExpiredEvents(retentionSeconds: number, limit = 1000): Promise<number> {
-    const { rowCount } = await this.pool.query(
-      `DELETE FROM run_events e USING (
-         SELECT DISTINCT ev.run_id FROM run_events ev
+    // Any row of a lost run's log dates it: a run begun by the previous version may have its
+    // first rows in run_events and the rest here.
+    const expired = (table: string) => `DELETE FROM ${table} e USING (
+         SELECT DISTINCT ev.run_id FROM ${table} ev
          LEFT JOIN runs r ON r.run_id = ev.run_id
-         WHERE ev.seq = 0 AND ((r.run_id IS NULL AND ev.created_at < now() - make_interval(secs => $1))
-           OR (r.status NOT IN ('pending', 'running') AND r.updated_at < now() - make_interval(secs => $1)))
+         WHERE (r.run_id IS NULL AND ev.created_at < now() - make_interval(secs => $1))
+           OR (r.status NOT IN ('pending', 'running') AND r.updated_at < now() - make_interval(secs => $1))
          LIMIT $2) old
-       WHERE e.run_id = old.run_id`,
-      [retentionSeconds, limit],
-    );
-    return rowCount ?? 0;
+       WHERE e.run_id = old.run_id`;
+    let deleted = 0;
+    for (const table of ['run_event_batches', 'run_events']) {
+      const { rowCount } = await this.pool.query(expired(table), [retentionSeconds, limit]);
+      deleted += rowCount ?? 0;
+    }
+    return deleted;
   }
 
   /** Runs whose worker stopped renewing its lease: back to pending, or failed after too many tries. */

@@ -122,7 +122,7 @@ describe('fenced writes', () => {
         if (!locked) {
           // From now on nothing reaches the log: what this client gets is not durable.
           await locker.query('BEGIN');
-          await locker.query('LOCK TABLE run_events IN EXCLUSIVE MODE');
+          await locker.query('LOCK TABLE run_event_batches IN EXCLUSIVE MODE');
           locked = true;
         }
         if (part.event === 'values' && contents(part.data).includes('first: live')) break;

@@ -52,10 +52,10 @@ describe('failed writes and reads of a run', () => {
     // Every end marker is refused: the statement that ends a run fails, whatever it holds.
     await admin.query(`CREATE FUNCTION refuse_end() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF NEW.event = '__end__' THEN RAISE EXCEPTION 'end marker refused'; END IF;
+        IF NEW.events::text LIKE '%"__end__"%' THEN RAISE EXCEPTION 'end marker refused'; END IF;
         RETURN NEW;
       END $$`);
-    await admin.query(`CREATE TRIGGER refuse_end BEFORE INSERT ON run_events
+    await admin.query(`CREATE TRIGGER refuse_end BEFORE INSERT ON run_event_batches
       FOR EACH ROW EXECUTE FUNCTION refuse_end()`);
     try {
       const stateless = await timed(async () => {
@@ -97,7 +97,7 @@ describe('failed writes and reads of a run', () => {
       };
       expect(thread.status).not.toBe('busy');
     } finally {
-      await admin.query('DROP TRIGGER refuse_end ON run_events');
+      await admin.query('DROP TRIGGER refuse_end ON run_event_batches');
       await admin.query('DROP FUNCTION refuse_end()');
     }
     const res = await post('/runs/wait', { assistant_id: 'echo', input: hi('after') });
@@ -118,12 +118,12 @@ describe('failed writes and reads of a run', () => {
       }).then(async (r) => eventNames(await r.text()));
     expect((await join()).at(-1)).toBe('values');
     // The log's table is away: reading it fails with an error no retry cures.
-    await admin.query('ALTER TABLE run_events RENAME TO run_events_away');
+    await admin.query('ALTER TABLE run_event_batches RENAME TO run_event_batches_away');
     let events: string[];
     try {
       events = await join();
     } finally {
-      await admin.query('ALTER TABLE run_events_away RENAME TO run_events');
+      await admin.query('ALTER TABLE run_event_batches_away RENAME TO run_event_batches');
     }
     expect(events).toEqual(['error']);
     expect(server.process.exitCode).toBeNull();

@@ -598,7 +598,7 @@ describe('streams and their log', () => {
       const durable = async (runId: string) =>
         (
           await sql.query<{ n: number }>(
-            'SELECT count(*)::int AS n FROM run_events WHERE run_id = $1',
+            'SELECT coalesce(sum(json_array_length(events)), 0)::int AS n FROM run_event_batches WHERE run_id = $1',
             [runId],
           )
         ).rows[0]!.n;
@@ -774,7 +774,7 @@ describe('run errors', () => {
       const count = async () =>
         (
           await sql.query<{ runs: number; events: number }>(
-            'SELECT (SELECT count(*)::int FROM runs) AS runs, (SELECT count(*)::int FROM run_events) AS events',
+            'SELECT (SELECT count(*)::int FROM runs) AS runs, (SELECT count(*)::int FROM run_event_batches) AS events',
           )
         ).rows[0];
       const missing = crypto.randomUUID();
