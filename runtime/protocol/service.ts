@@ -167,8 +167,8 @@ export class ProtocolService {
     const params = parsed.data;
     const input = params.input ?? null;
     // Input for a thread waiting at an interrupt resumes it, as the official servers do.
-    const thread = await this.deps.threads.getRow(threadId).catch(() => undefined);
-    const resume = input !== null && thread && pendingInterrupts(thread.interrupts).size > 0;
+    const interrupts = input !== null && (await this.deps.threads.interruptsOf(threadId));
+    const resume = interrupts && pendingInterrupts(interrupts).size > 0;
     const configurable = (params.config?.configurable ?? {}) as Record<string, unknown>;
     const checkpointId =
       typeof configurable.checkpoint_id === 'string' ? configurable.checkpoint_id : undefined;

@@ -383,6 +383,11 @@ export class ThreadService {
     return row;
   }
 
+  /** A thread's interrupts, undefined when it does not exist (its values, maybe large, unread). */
+  interruptsOf(threadId: string): Promise<Record<string, unknown> | undefined> {
+    return this.deps.store.interrupts(threadId);
+  }
+
   async patch(threadId: string, body: ThreadPatchBody): Promise<ThreadRow> {
     const row = await this.deps.store.patch(threadId, {
       metadata: body.metadata ?? undefined,

@@ -182,6 +182,16 @@ export class ThreadStore {
     return rows[0];
   }
 
+  /** A thread's interrupts alone (undefined when it does not exist): no values are read. */
+  async interrupts(threadId: string): Promise<Record<string, unknown> | undefined> {
+    const { rows } = await this.pool.query<{ interrupts: Record<string, unknown> }>({
+      name: 'threads.interrupts',
+      text: 'SELECT interrupts FROM threads WHERE thread_id = $1',
+      values: [threadId],
+    });
+    return rows[0]?.interrupts;
+  }
+
   /** `get` of a thread only if it matches an authorization filter: undefined as if missing. */
   async getVisible(threadId: string, visibleTo: AuthFilter): Promise<ThreadRow | undefined> {
     const { rows } = await this.pool.query<ThreadRow>({

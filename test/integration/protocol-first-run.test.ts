@@ -159,3 +159,42 @@ describe('a burst of events on a WebSocket', () => {
     expect(writes.count()).toBeLessThan(40);
   });
 });
+
+describe('run.start on a thread waiting at an interrupt', () => {
+  it('resumes it with the input, reading the interrupts and not the thread values', async () => {
+    const threadId = randomUUID();
+    const command = async (id: number, params: object) => {
+      const res = await fetch(`${url}/threads/${threadId}/commands`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id, method: 'run.start', params }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { type: string };
+    };
+    const thread = async () =>
+      (await (await fetch(`${url}/threads/${threadId}`)).json()) as {
+        status: string;
+        values: { answer?: string | null };
+      };
+    const settled = async () => {
+      for (let i = 0; i < 200; i++) {
+        const t = await thread();
+        if (t.status !== 'busy') return t;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error('the run did not settle');
+    };
+    const input = { messages: [{ type: 'human', content: 'add 2 and 3' }] };
+    expect((await command(1, { assistant_id: 'agent', input })).type).toBe('success');
+    expect((await settled()).status).toBe('interrupted');
+    named.length = 0;
+    expect((await command(2, { assistant_id: 'agent', input: 'approved' })).type).toBe('success');
+    const sent = [...named];
+    const after = await settled();
+    expect(after.status).toBe('idle');
+    expect(after.values.answer).toBe('approved');
+    expect(sent).toContain('threads.interrupts');
+    expect(sent).not.toContain('threads.get');
+  });
+});
