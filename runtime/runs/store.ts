@@ -782,9 +782,11 @@ export class RunStore {
     let taken = 0;
     for (; taken < rows.length && events.length < page.rows; taken++)
       takeEvents(rows[taken]!, afterSeq, events);
+    // Rows whose events were all taken from an overlapping row add none: a full LIMIT says more.
     const more =
       events.length > page.rows ||
       taken < rows.length ||
+      rows.length > page.rows ||
       (rows.length > 0 && Number(rows.at(-1)!.upto) >= page.bytes);
     return { events: events.slice(0, page.rows), more };
   }
