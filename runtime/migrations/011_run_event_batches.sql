@@ -15,4 +15,6 @@ ALTER TABLE run_event_batches ALTER COLUMN events SET STORAGE EXTERNAL;
 CREATE INDEX run_event_batches_created_at_idx ON run_event_batches (created_at);
 -- run_events stays for now and is still read: replicas of the previous version, running while a
 -- rollout replaces them, go on writing it, and the logs already there stay readable until the
--- retention sweep empties it. A later migration drops it.
+-- retention sweep empties it. A later migration drops it. The other way round, a stream served
+-- by an old replica does not see events that new ones write here: until the rollout ends, such a
+-- stream ends early, and its client resumes (Last-Event-ID) on a new replica.
