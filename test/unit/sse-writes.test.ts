@@ -134,7 +134,7 @@ describe('event encoding', () => {
     const [event] = appended[0] ?? [];
     expect(event).toBeDefined();
     expect(JSON.parse(eventsJson(appended[0]!))).toEqual([
-      { seq: 1, event: 'custom', data: { text: 'hi' } },
+      { first: 1, last: 1, events: [[1, 'custom', { text: 'hi' }]] },
     ]);
     expect(dataJson(event!)).toBe('{"text":"hi"}');
     expect(encoded).toBe(1);
@@ -146,8 +146,41 @@ describe('event encoding', () => {
       { seq: 1, event: 'a "quoted" name', data: undefined },
     ];
     expect(JSON.parse(eventsJson(events))).toEqual([
-      { seq: 0, event: 'metadata', data: { run_id: 'r', attempt: 1 } },
-      { seq: 1, event: 'a "quoted" name', data: null },
+      {
+        first: 0,
+        last: 1,
+        events: [
+          [0, 'metadata', { run_id: 'r', attempt: 1 }],
+          [1, 'a "quoted" name', null],
+        ],
+      },
     ]);
+  });
+
+  it('splits a batch into log rows of at most 500 events or 512 KB, a larger event alone', () => {
+    const events = (count: number, size: number): RunEvent[] =>
+      Array.from({ length: count }, (_, seq) => ({ seq, event: 'custom', data: 'x'.repeat(size) }));
+    const rows = (batch: RunEvent[]) =>
+      (JSON.parse(eventsJson(batch)) as { first: number; last: number; events: unknown[] }[]).map(
+        (r) => [r.first, r.last, r.events.length],
+      );
+    expect(rows(events(1001, 1))).toEqual([
+      [0, 499, 500],
+      [500, 999, 500],
+      [1000, 1000, 1],
+    ]);
+    // 200 KB each: two fit in 512 KB, the third starts a row.
+    expect(rows(events(5, 200 * 1024))).toEqual([
+      [0, 1, 2],
+      [2, 3, 2],
+      [4, 4, 1],
+    ]);
+    expect(
+      rows([...events(1, 10), { seq: 1, event: 'big', data: 'y'.repeat(600 * 1024) }]),
+    ).toEqual([
+      [0, 0, 1],
+      [1, 1, 1],
+    ]);
+    expect(JSON.parse(eventsJson([]))).toEqual([]);
   });
 });
