@@ -9,6 +9,8 @@ import type { Logger } from '../common/logging/index.js';
 /** The workspace `graphdock dev` stores its traces under (it has no tenancy). */
 export const DEV_TRACES_TENANT = '00000000-0000-0000-0000-000000000000';
 const LANGSMITH_CLOUD = 'https://api.smith.langchain.com';
+/** How long one batch's request may take before it is abandoned (and counted as failed). */
+const SEND_TIMEOUT_MS = 30_000;
 /** Default bound of the queue of runs waiting to be sent. */
 const DEFAULT_QUEUE_BYTES = 64 * 1024 * 1024;
 
@@ -111,7 +113,10 @@ export class RuntimeTracing {
       // Never hold a run's end until its trace is sent.
       blockOnRootRunFinalization: false,
       maxIngestMemoryBytes: maxQueueBytes,
-      timeout_ms: 10_000,
+      // The SDK never retries a send that timed out: the batch is gone. An ingest slowed by a
+      // busy machine gets 30 s (10 s lost whole traces in a loaded test run); the queue's bound
+      // and the send concurrency still cap what a slow endpoint holds.
+      timeout_ms: SEND_TIMEOUT_MS,
       fetchImplementation: counting,
     });
     const internals = this.client as unknown as {

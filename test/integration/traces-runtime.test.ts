@@ -16,16 +16,23 @@ async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-/** The runs of trace `traceId`, once its root has ended (traces are sent in the background). */
+/**
+ * The runs of trace `traceId`, once its root has ended (traces are sent in the background). The
+ * runtime's sender gives a batch's request up to 30 s on a loaded machine; the deadline is past it.
+ */
 async function traceOf(ls: Client, traceId: string, project: string): Promise<Run[]> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 45_000;
+  let lastError: unknown;
   for (;;) {
     const runs = await collect(ls.listRuns({ projectName: project, traceId })).catch(
-      () => [] as Run[],
+      (err: unknown) => ((lastError = err), [] as Run[]),
     );
     const root = runs.find((r) => r.id === traceId);
     if (root?.end_time && runs.every((r) => r.end_time)) return runs;
-    if (Date.now() > deadline) throw new Error(`trace ${traceId} incomplete: ${runs.length} runs`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `trace ${traceId} incomplete: ${runs.length} runs (last read error: ${String(lastError)})`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }
