@@ -153,20 +153,22 @@ export function eventsJson(events: RunEvent[]): string {
   let items: string[] = [];
   let chars = 0;
   let first = 0;
-  const close = (last: number) => {
+  let last = 0;
+  const close = () => {
     if (items.length) rows.push(`{"first":${first},"last":${last},"events":[${items.join(',')}]}`);
     items = [];
     chars = 0;
   };
-  for (const [i, e] of events.entries()) {
+  for (const e of events) {
     const item = `[${e.seq},${JSON.stringify(e.event)},${dataJson(e)}]`;
-    if (items.length && (items.length >= LOG_ROW.events || chars + item.length > LOG_ROW.chars))
-      close(events[i - 1]!.seq);
+    if (items.length >= LOG_ROW.events || (items.length && chars + item.length > LOG_ROW.chars))
+      close();
     if (!items.length) first = e.seq;
     items.push(item);
     chars += item.length;
+    last = e.seq;
   }
-  close(events.at(-1)?.seq ?? 0);
+  close();
   return encodeJsonText(`[${rows.join(',')}]`);
 }
 
