@@ -92,7 +92,7 @@ export function protocolRoutes(service: ProtocolService): FastifyPluginAsyncZod 
         if (req.validationError) throw badRequest(req.validationError.message);
         const { thread_id } = req.params;
         const body = req.body;
-        const start = await service.cursor(thread_id, body.since, false);
+        const start = service.replayCursor(body.since);
         return writeSse(
           req,
           reply,

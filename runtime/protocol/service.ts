@@ -28,6 +28,7 @@ import {
 import {
   runEvents,
   threadProtocolEvents,
+  threadRunsWoken,
   type EncodedEvent,
   type ProtocolCursor,
   type ThreadEventsDeps,
@@ -167,8 +168,8 @@ export class ProtocolService {
     const params = parsed.data;
     const input = params.input ?? null;
     // Input for a thread waiting at an interrupt resumes it, as the official servers do.
-    const interrupts = input !== null && (await this.deps.threads.interruptsOf(threadId));
-    const resume = interrupts && pendingInterrupts(interrupts).size > 0;
+    const interrupts = input === null ? null : await this.deps.threads.interruptsOf(threadId);
+    const resume = !!interrupts && pendingInterrupts(interrupts).size > 0;
     const configurable = (params.config?.configurable ?? {}) as Record<string, unknown>;
     const checkpointId =
       typeof configurable.checkpoint_id === 'string' ? configurable.checkpoint_id : undefined;
@@ -182,13 +183,15 @@ export class ProtocolService {
       stream_subgraphs: true,
       ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
     };
-    return this.create(threadId, body, headers);
+    // The read found no thread: the run's insert tries creating it first.
+    return this.create(threadId, body, headers, interrupts === undefined);
   }
 
   private async create(
     threadId: string,
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
+    threadMissing = false,
   ): Promise<{ run_id: string; applied: number }> {
     // Remembered before the thread's waiting streams are woken, so they find the run in memory.
     const remember = ({ run, createdUs, newThread }: ProtocolRunCreated) => {
@@ -201,12 +204,10 @@ export class ProtocolService {
           index,
         });
     };
-    const { run, protocolPrior } = await this.deps.runs.createProtocolRun(
-      threadId,
-      body,
-      headers,
-      remember,
-    );
+    const { run, protocolPrior } = await this.deps.runs.createProtocolRun(threadId, body, headers, {
+      onCreated: remember,
+      threadMissing,
+    });
     // The thread's sequence number before any event of the new run, as its insert saw the
     // thread: at or above every event of the runs that already executed, below every event of a
     // run that has not.
@@ -279,8 +280,7 @@ export class ProtocolService {
 
   /** The agent tree of the thread's newest protocol run, from its lifecycle events. */
   async tree(threadId: string): Promise<TreeNode> {
-    const { beforeLatestUs } = await this.deps.runStore.protocolPosition(threadId);
-    const { run } = await this.deps.runStore.nextProtocolRun(threadId, beforeLatestUs);
+    const { run } = await this.deps.runStore.protocolStart(threadId);
     if (!run) throw new ProtocolError('no_such_run', 'No run was started on this thread.');
     const nodes = new Map<string, TreeNode>();
     const keyOf = (ns: string[]) => ns.join('\u0000');
@@ -329,17 +329,27 @@ export class ProtocolService {
   }
 
   /**
-   * Where a stream starts. With `since`, every retained run (numbers above it); otherwise every
-   * retained run for SSE (the JS server replays its whole buffer), or the newest run and later
-   * ones for a WebSocket subscription (the current run session's buffer).
+   * Where an SSE stream starts: every retained run (the JS server replays its whole buffer), or
+   * with `since`, the events numbered above it.
    */
-  async cursor(
+  replayCursor(since: number | undefined): ProtocolCursor {
+    return { afterUs: -1n, since };
+  }
+
+  /**
+   * Where a WebSocket subscription starts: with `since`, as `replayCursor`; otherwise at the
+   * newest run, the current run session's buffer (found by the same read, and waited for from
+   * before it while there is none). `signal` ends that wait.
+   */
+  async subscriptionCursor(
     threadId: string,
     since: number | undefined,
-    currentRunOnly: boolean,
+    signal: AbortSignal,
   ): Promise<ProtocolCursor> {
-    if (since !== undefined || !currentRunOnly) return { afterUs: -1n, since };
-    const { beforeLatestUs } = await this.deps.runStore.protocolPosition(threadId);
-    return { afterUs: beforeLatestUs };
+    if (since !== undefined) return this.replayCursor(since);
+    // Waiting from before the read: a run it does not see wakes the reader when it commits.
+    const woken = threadRunsWoken(this.deps.notifier, threadId, signal);
+    const { beforeLatestUs, run } = await this.deps.runStore.protocolStart(threadId);
+    return { afterUs: beforeLatestUs, first: { run, woken } };
   }
 }

@@ -40,9 +40,14 @@ export function openSession(
     if (!parsed.success)
       throw invalidArgument(`subscription.subscribe: ${issueMessage(parsed.error)}`);
     const filter = parsed.data;
-    const start = await service.cursor(threadId, filter.since, true);
-    const subscriptionId = randomUUID();
     const controller = new AbortController();
+    const start = await service
+      .subscriptionCursor(threadId, filter.since, controller.signal)
+      .catch((err: unknown) => {
+        controller.abort();
+        throw err;
+      });
+    const subscriptionId = randomUUID();
     subscriptions.set(subscriptionId, controller);
     // The reply comes first, then the replayed events, then live ones.
     send({

@@ -39,6 +39,12 @@ export interface ThreadEventsDeps {
 export interface ProtocolCursor {
   afterUs: bigint;
   since?: number | undefined;
+  /**
+   * What the read that placed the cursor found, standing in for the reader's first look for a
+   * run: the run after `afterUs` (none: there was none), and a wait for the thread's runs that
+   * began before that read, so a run committed after it still wakes the reader.
+   */
+  first?: { run: ProtocolRunRef | undefined; woken: Promise<void> };
 }
 
 const protocolEvent = (
@@ -204,6 +210,24 @@ export async function* runEvents(
   }
 }
 
+/** Settles when a run of the thread may have been created (or after the idle poll). */
+export function threadRunsWoken(
+  notifier: Notifier,
+  threadId: string,
+  signal: AbortSignal,
+): Promise<void> {
+  return waitFor(
+    notifier,
+    CHANNELS.runs,
+    (payload) => {
+      const id = threadOfRunsPayload(payload);
+      return id === threadId || id === '*';
+    },
+    IDLE_POLL_MS,
+    signal,
+  );
+}
+
 /**
  * Every protocol event of the thread from `start`, run after run, a batch at a time (never
  * empty), until `signal` ends it. A thread that does not exist yet (run.start creates it) is
@@ -217,23 +241,22 @@ export async function* threadProtocolEvents(
 ): AsyncGenerator<EncodedEvent[]> {
   let afterUs = start.afterUs;
   const since = start.since;
+  let first = start.first;
   while (!signal.aborted) {
-    const woken = waitFor(
-      deps.notifier,
-      CHANNELS.runs,
-      (payload) => {
-        const id = threadOfRunsPayload(payload);
-        return id === threadId || id === '*';
-      },
-      IDLE_POLL_MS,
-      signal,
-    );
-    // The stream that follows a run.start on a new thread finds its run without a round trip.
-    const here = deps.firstRunHere?.(threadId);
-    const { run } =
-      here && afterUs < BigInt(here.created_us)
-        ? { run: here }
-        : await deps.runs.nextProtocolRun(threadId, afterUs);
+    let woken: Promise<void>;
+    let run: ProtocolRunRef | undefined;
+    if (first) {
+      ({ woken, run } = first);
+      first = undefined;
+    } else {
+      woken = threadRunsWoken(deps.notifier, threadId, signal);
+      // The stream that follows a run.start on a new thread finds its run without a round trip.
+      const here = deps.firstRunHere?.(threadId);
+      run =
+        here && afterUs < BigInt(here.created_us)
+          ? here
+          : (await deps.runs.nextProtocolRun(threadId, afterUs)).run;
+    }
     if (!run) {
       await woken;
       continue;

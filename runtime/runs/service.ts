@@ -128,6 +128,8 @@ interface PlannedRun {
   newThreadMetadata: Record<string, unknown>;
   /** The caller's authorization filter: an existing thread that does not match is not found. */
   threadFilter?: Record<string, unknown> | undefined;
+  /** The caller just read that the thread does not exist: creating it is tried first. */
+  threadMissing?: boolean;
   run: NewRun;
   opening: { events: RunEvent[]; notify: { channel: string; payload: string } };
 }
@@ -152,6 +154,8 @@ interface CreateOptions {
   endOnly?: boolean;
   kwargs?: Record<string, unknown>;
   threadFilter?: Record<string, unknown> | undefined;
+  /** See `PlannedRun.threadMissing`. */
+  threadMissing?: boolean;
   /** Runs once the creating transaction committed, before local readers are woken. */
   onCreated?: (created: CreatedRun) => void;
 }
@@ -206,12 +210,18 @@ export class RunService {
     threadId: string,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders,
-    onCreated?: (created: ProtocolRunCreated) => void,
+    options: {
+      onCreated?: (created: ProtocolRunCreated) => void;
+      /** See `PlannedRun.threadMissing`. */
+      threadMissing?: boolean;
+    } = {},
   ): Promise<ProtocolRunCreated> {
+    const { onCreated, threadMissing } = options;
     // `protocol`: the run executes with LangGraph's v3 event stream (see RunExecutor).
     const created = await this.createRun(threadId, body, requestHeaders, {
       startHere: true,
       kwargs: { protocol: true },
+      ...(threadMissing ? { threadMissing } : {}),
       ...(onCreated ? { onCreated: (c: CreatedRun) => onCreated(protocolRunCreated(c)) } : {}),
     });
     return protocolRunCreated(created);
@@ -233,6 +243,7 @@ export class RunService {
         ids,
       })),
       threadFilter: options.threadFilter,
+      ...(options.threadMissing ? { threadMissing: true } : {}),
     });
     const dispatcher = this.deps.dispatcher;
     const start =
@@ -306,12 +317,16 @@ export class RunService {
       ] as const;
       const created = () =>
         threads.newBusyThread(thread_id, planned.newThreadMetadata, planned.assistantUnchanged);
+      const locked = () => threads.lockedBusyThread(...args);
+      // A thread's first run on `if_not_exists: create` would otherwise cost a statement that
+      // finds no thread to lock; another request may still create it first, hence the second.
       const attempts = planned.stateless
         ? [created]
-        : [
-            () => threads.lockedBusyThread(...args),
-            ...(body.if_not_exists === 'create' ? [created] : []),
-          ];
+        : body.if_not_exists !== 'create'
+          ? [locked]
+          : planned.threadMissing
+            ? [created, locked]
+            : [locked, created];
       for (const thread of attempts) {
         const inserted = await this.deps.runs.insert(
           planned.run,

@@ -860,19 +860,37 @@ export class RunStore {
   }
 
   /**
-   * The cursor just before the thread's newest protocol run (`nextProtocolRun` then returns it),
-   * or before any when it has none. Never "now": a run whose insert began earlier (its
-   * created_at) but commits after this read would fall behind such a cursor and never be read.
+   * Where a stream of the thread's newest protocol run starts: the cursor just before it
+   * (`nextProtocolRun` from there returns it), and the run itself, in one read; before any run
+   * when it has none. Never "now": a run whose insert began earlier (its created_at) but commits
+   * after this read would fall behind such a cursor and never be read.
    */
-  async protocolPosition(threadId: string): Promise<{ beforeLatestUs: bigint }> {
-    const { rows } = await this.pool.query<{ us: string }>({
-      name: 'runs.protocolPosition',
-      text: `SELECT coalesce(
-               (extract(epoch FROM max(created_at)) * 1000000)::bigint - 1, -1)::text AS us
-             FROM runs WHERE thread_id = $1 AND kwargs ? 'protocol'`,
+  async protocolStart(threadId: string): Promise<{ beforeLatestUs: bigint; run?: ProtocolRunRef }> {
+    const { rows } = await this.pool.query<{
+      run_id: string;
+      created_us: string;
+      status: RunStatus;
+      protocol_index: string | null;
+    }>({
+      name: 'runs.protocolStart',
+      // Of runs created in the same microsecond, the one `nextProtocolRun` takes first.
+      text: `SELECT run_id, status, kwargs->>'protocol_index' AS protocol_index,
+                    (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
+             FROM runs WHERE thread_id = $1 AND kwargs ? 'protocol'
+             ORDER BY created_at DESC, run_id LIMIT 1`,
       values: [threadId],
     });
-    return { beforeLatestUs: BigInt(rows[0]!.us) };
+    const row = rows[0];
+    if (!row) return { beforeLatestUs: -1n };
+    return {
+      beforeLatestUs: BigInt(row.created_us) - 1n,
+      run: {
+        run_id: row.run_id,
+        created_us: row.created_us,
+        status: row.status,
+        index: row.protocol_index === null ? undefined : Number(row.protocol_index),
+      },
+    };
   }
 
   /**

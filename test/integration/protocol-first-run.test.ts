@@ -17,6 +17,8 @@ import { REPO_ROOT } from '../support/server.js';
 const CONFIG = `${REPO_ROOT}/test/fixtures/protocol/langgraph.json`;
 /** Names of the named statements sent since the test began recording. */
 const named: string[] = [];
+/** Texts of every statement sent since the test began recording. */
+const texts: string[] = [];
 
 let db: TestDatabase;
 let rt: Runtime;
@@ -25,6 +27,7 @@ let restoreQuery: (() => void) | undefined;
 beforeAll(async () => {
   restoreQuery = observeClientQueries((q) => {
     if (typeof q === 'object' && q.name) named.push(q.name);
+    texts.push(typeof q === 'string' ? q : (q.text ?? ''));
   });
   db = await createTestDatabase(inject('pgAdminUrl'));
   rt = await createRuntime({
@@ -70,8 +73,9 @@ describe('a protocol run on a new thread, subscribed before run.start', () => {
     try {
       named.length = 0;
       await command(1, 'subscription.subscribe', { channels: ['custom', 'lifecycle'] });
-      // The subscription looks for a run once (there is none) and waits to be woken.
-      while (!named.includes('runs.nextProtocolRun')) await new Promise((r) => setTimeout(r, 5));
+      // The read that placed the subscription found no run; it waits to be woken, no second look.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(named.filter((name) => name.startsWith('runs.'))).toEqual(['runs.protocolStart']);
       named.length = 0;
       // A run that lasts (three events 50 ms apart): it still executes when the subscription
       // looks, so what it reads is the in-memory log, not the table.
@@ -196,5 +200,53 @@ describe('run.start on a thread waiting at an interrupt', () => {
     expect(after.values.answer).toBe('approved');
     expect(sent).toContain('threads.interrupts');
     expect(sent).not.toContain('threads.get');
+  });
+});
+
+describe('run.start over HTTP on a new thread, then again on it', () => {
+  it('creates the thread with the first run in one statement, and locks it for the second', async () => {
+    const threadId = randomUUID();
+    const start = async () => {
+      const res = await fetch(`${url}/threads/${threadId}/commands`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: 1,
+          method: 'run.start',
+          params: { assistant_id: 'slow', input: { ticks: 1 } },
+        }),
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { type: string; result?: { run_id?: string } };
+      expect(body.type).toBe('success');
+      return body.result?.run_id;
+    };
+    /** The run inserts sent: locking an existing thread, or creating the thread with the run. */
+    const inserts = () => {
+      const sent = texts.map((text) => text.trimStart());
+      return {
+        lock: sent.filter((t) => t.startsWith('WITH thread AS (UPDATE threads')).length,
+        create: sent.filter((t) => t.startsWith('WITH thread AS (INSERT INTO threads')).length,
+      };
+    };
+    texts.length = 0;
+    const first = await start();
+    // The interrupts read found no thread, so the insert that creates it went first, alone.
+    expect(inserts()).toEqual({ lock: 0, create: 1 });
+    texts.length = 0;
+    const second = await start();
+    expect(inserts()).toEqual({ lock: 1, create: 0 });
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    // Both are ordinary runs of the thread, and both end.
+    const deadline = Date.now() + 20_000;
+    let statuses: string[] = [];
+    while (Date.now() < deadline) {
+      const res = await fetch(`${url}/threads/${threadId}/runs`);
+      statuses = ((await res.json()) as { status: string }[]).map((r) => r.status);
+      if (statuses.length === 2 && statuses.every((s) => s === 'success')) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(statuses).toEqual(['success', 'success']);
   });
 });
