@@ -28,7 +28,7 @@ import {
 import {
   runEvents,
   threadProtocolEvents,
-  threadRunsWoken,
+  ThreadRunsHeard,
   type EncodedEvent,
   type ProtocolCursor,
   type ThreadEventsDeps,
@@ -347,9 +347,10 @@ export class ProtocolService {
     signal: AbortSignal,
   ): Promise<ProtocolCursor> {
     if (since !== undefined) return this.replayCursor(since);
-    // Waiting from before the read: a run it does not see wakes the reader when it commits.
-    const woken = threadRunsWoken(this.deps.notifier, threadId, signal);
+    // Listening from before the read: a run it does not see is heard when it commits.
+    const heard = new ThreadRunsHeard(this.deps.notifier, threadId, signal);
+    const at = heard.heard;
     const { beforeLatestUs, run } = await this.deps.runStore.protocolStart(threadId);
-    return { afterUs: beforeLatestUs, first: { run, woken } };
+    return { afterUs: beforeLatestUs, first: { run, heard, at } };
   }
 }

@@ -7,7 +7,6 @@ import {
   CHANNELS,
   RUN_SEQ_STRIDE,
   threadOfRunsPayload,
-  waitFor,
   type Notifier,
   type ProtocolRunRef,
   type RunEvent,
@@ -33,6 +32,8 @@ export interface ThreadEventsDeps {
    * log kept in memory): `nextProtocolRun` would return it for any cursor before it.
    */
   firstRunHere?: (threadId: string) => ProtocolRunRef | undefined;
+  /** How long a reader waits, hearing nothing, before it looks for runs anyway (ms). */
+  idlePollMs?: number;
 }
 
 /** Where a reader starts: runs created after `afterUs` (µs), events with `seq > since`. */
@@ -41,10 +42,70 @@ export interface ProtocolCursor {
   since?: number | undefined;
   /**
    * What the read that placed the cursor found, standing in for the reader's first look for a
-   * run: the run after `afterUs` (none: there was none), and a wait for the thread's runs that
-   * began before that read, so a run committed after it still wakes the reader.
+   * run: the run after `afterUs`, the newest (none: there was none), and what the reader had
+   * heard when the read began (it listened from before: a run committed later is heard).
    */
-  first?: { run: ProtocolRunRef | undefined; woken: Promise<void> };
+  first?: { run: ProtocolRunRef | undefined; heard: ThreadRunsHeard; at: number };
+}
+
+/** NOTIFY wakes a waiting stream; this slow poll only covers a lost notification. */
+const IDLE_POLL_MS = 5000;
+
+/**
+ * The `runs` notifications naming a thread that a reader has heard since it began listening: each
+ * means a run of the thread may have been created (`*`, after the listening connection was
+ * replaced: any may have been). While it hears none, what it last read of the thread's runs
+ * still holds, and it need not read again.
+ */
+export class ThreadRunsHeard {
+  private count = 0;
+  private readonly wakers = new Set<() => void>();
+
+  constructor(
+    notifier: Notifier,
+    threadId: string,
+    private readonly signal: AbortSignal,
+    private readonly idlePollMs = IDLE_POLL_MS,
+  ) {
+    if (signal.aborted) return;
+    const off = notifier.on(CHANNELS.runs, (payload) => {
+      const id = threadOfRunsPayload(payload);
+      if (id !== threadId && id !== '*') return;
+      this.count++;
+      for (const wake of this.wakers) wake();
+    });
+    signal.addEventListener(
+      'abort',
+      () => {
+        off();
+        for (const wake of this.wakers) wake();
+      },
+      { once: true },
+    );
+  }
+
+  /** How many have been heard. */
+  get heard(): number {
+    return this.count;
+  }
+
+  /**
+   * Settles once more than `seen` have been heard (true), or after the idle poll or when the
+   * reader stops (false).
+   */
+  after(seen: number): Promise<boolean> {
+    if (this.count > seen) return Promise.resolve(true);
+    if (this.signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve(this.count > seen);
+      };
+      const timer = setTimeout(done, this.idlePollMs);
+      this.wakers.add(done);
+    });
+  }
 }
 
 const protocolEvent = (
@@ -53,8 +114,6 @@ const protocolEvent = (
   params: ProtocolEvent['params'],
 ): ProtocolEvent => ({ type: 'event', event_id: String(seq), seq, method, params });
 
-/** NOTIFY wakes a waiting stream; this slow poll only covers a lost notification. */
-const IDLE_POLL_MS = 5000;
 const END_EVENT = '__end__';
 
 interface LoggedParams {
@@ -210,24 +269,6 @@ export async function* runEvents(
   }
 }
 
-/** Settles when a run of the thread may have been created (or after the idle poll). */
-export function threadRunsWoken(
-  notifier: Notifier,
-  threadId: string,
-  signal: AbortSignal,
-): Promise<void> {
-  return waitFor(
-    notifier,
-    CHANNELS.runs,
-    (payload) => {
-      const id = threadOfRunsPayload(payload);
-      return id === threadId || id === '*';
-    },
-    IDLE_POLL_MS,
-    signal,
-  );
-}
-
 /**
  * Every protocol event of the thread from `start`, run after run, a batch at a time (never
  * empty), until `signal` ends it. A thread that does not exist yet (run.start creates it) is
@@ -242,23 +283,36 @@ export async function* threadProtocolEvents(
   let afterUs = start.afterUs;
   const since = start.since;
   let first = start.first;
+  const heard =
+    first?.heard ?? new ThreadRunsHeard(deps.notifier, threadId, signal, deps.idlePollMs);
+  /**
+   * What had been heard when the reader last knew every protocol run of the thread after
+   * `afterUs` (undefined: it does not). While nothing more is heard, there is nothing to look for.
+   */
+  let clear: number | undefined;
   while (!signal.aborted) {
-    let woken: Promise<void>;
+    const seen = heard.heard;
     let run: ProtocolRunRef | undefined;
     if (first) {
-      ({ woken, run } = first);
+      ({ run, at: clear } = first);
       first = undefined;
-    } else {
-      woken = threadRunsWoken(deps.notifier, threadId, signal);
+    } else if (clear !== seen) {
       // The stream that follows a run.start on a new thread finds its run without a round trip.
       const here = deps.firstRunHere?.(threadId);
-      run =
-        here && afterUs < BigInt(here.created_us)
-          ? here
-          : (await deps.runs.nextProtocolRun(threadId, afterUs)).run;
+      if (here && afterUs < BigInt(here.created_us)) {
+        run = here;
+        // It is the thread's first run: if the one thing heard since there was none is its
+        // creation, nothing came after it. (If it was another run's, its own is still to come.)
+        clear = clear !== undefined && seen === clear + 1 ? seen : undefined;
+      } else {
+        const found = await deps.runs.nextProtocolRun(threadId, afterUs);
+        run = found.run;
+        clear = found.later ? undefined : seen;
+      }
     }
     if (!run) {
-      await woken;
+      // Woken by the idle poll rather than a notification: look again, in case one was lost.
+      if (!(await heard.after(clear ?? seen))) clear = undefined;
       continue;
     }
     // A run whose every number is at or below `since` need not be read.

@@ -42,6 +42,21 @@ export interface ProtocolRunRef {
   index: number | undefined;
 }
 
+function protocolRunRef(row: {
+  run_id: string;
+  created_us: string;
+  status: RunStatus;
+  protocol_index: string | null;
+}): ProtocolRunRef {
+  const { run_id, created_us, status, protocol_index } = row;
+  return {
+    run_id,
+    created_us,
+    status,
+    index: protocol_index === null ? undefined : Number(protocol_index),
+  };
+}
+
 /** Every column of `runs`, named: a prepared statement of `*` breaks when a column is added. */
 const RUN_COLUMNS =
   'run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy, attempt, worker_id, lease_expires_at, cancel_action, run_started_at, run_ended_at, error';
@@ -823,40 +838,29 @@ export class RunStore {
   /**
    * The thread's first run started through the thread protocol (kwargs `protocol`) created after
    * `afterUs`, with its status and its place among the thread's protocol runs (set when it starts
-   * executing); `thread: false` while the thread does not exist.
+   * executing); `later`: another protocol run of the thread was created after it.
    */
   async nextProtocolRun(
     threadId: string,
     afterUs: bigint,
-  ): Promise<{ thread: boolean; run?: ProtocolRunRef }> {
+  ): Promise<{ run?: ProtocolRunRef; later: boolean }> {
     const { rows } = await this.pool.query<{
-      thread: boolean;
-      run_id: string | null;
-      created_us: string | null;
-      status: RunStatus | null;
+      run_id: string;
+      created_us: string;
+      status: RunStatus;
       protocol_index: string | null;
     }>({
       name: 'runs.nextProtocolRun',
-      text: `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1) AS thread, r.*
-       FROM (SELECT 1) AS one LEFT JOIN LATERAL (
-         SELECT run_id, status, kwargs->>'protocol_index' AS protocol_index,
-                (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
-         FROM runs WHERE thread_id = $1 AND (extract(epoch FROM created_at) * 1000000)::bigint > $2
-           AND kwargs ? 'protocol'
-         ORDER BY created_at, run_id LIMIT 1) AS r ON true`,
+      text: `SELECT run_id, status, kwargs->>'protocol_index' AS protocol_index,
+                    (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
+             FROM runs WHERE thread_id = $1 AND (extract(epoch FROM created_at) * 1000000)::bigint > $2
+               AND kwargs ? 'protocol'
+             ORDER BY created_at, run_id LIMIT 2`,
       values: [threadId, afterUs.toString()],
     });
     const row = rows[0];
-    if (!row?.run_id || !row.created_us || !row.status) return { thread: !!row?.thread };
-    return {
-      thread: row.thread,
-      run: {
-        run_id: row.run_id,
-        created_us: row.created_us,
-        status: row.status,
-        index: row.protocol_index === null ? undefined : Number(row.protocol_index),
-      },
-    };
+    if (!row) return { later: false };
+    return { run: protocolRunRef(row), later: rows.length > 1 };
   }
 
   /**
@@ -882,15 +886,7 @@ export class RunStore {
     });
     const row = rows[0];
     if (!row) return { beforeLatestUs: -1n };
-    return {
-      beforeLatestUs: BigInt(row.created_us) - 1n,
-      run: {
-        run_id: row.run_id,
-        created_us: row.created_us,
-        status: row.status,
-        index: row.protocol_index === null ? undefined : Number(row.protocol_index),
-      },
-    };
+    return { beforeLatestUs: BigInt(row.created_us) - 1n, run: protocolRunRef(row) };
   }
 
   /**

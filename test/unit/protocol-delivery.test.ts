@@ -34,7 +34,7 @@ function fakes() {
     nextProtocolRun: () => {
       const next = run;
       run = undefined;
-      return Promise.resolve(next ? { thread: true, run: next } : { thread: true });
+      return Promise.resolve(next ? { run: next, later: false } : { later: false });
     },
     eventsAfter: () => {
       asked.eventsAfter++;
