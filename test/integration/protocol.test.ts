@@ -427,6 +427,64 @@ describe('thread protocol through the official JS SDK', () => {
     }
   });
 
+  it('follows runs started on the other replica one after another, each as it comes', async () => {
+    // A reader asks for the thread's next run only when it hears of one (or at its 5 s idle
+    // poll): every run here, started on replica a, must reach the subscription on replica b
+    // through the notification, well before that poll.
+    const threadId = randomUUID();
+    const socket = new WebSocket(
+      `${b.url.replace('http', 'ws')}/threads/${threadId}/stream/events`,
+    );
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const ends: number[] = [];
+    const customs: unknown[] = [];
+    let subscribed!: () => void;
+    const answered = new Promise<void>((resolve) => (subscribed = resolve));
+    socket.on('message', (raw) => {
+      const frame = JSON.parse((raw as Buffer).toString()) as Record<string, unknown>;
+      if (frame.type === 'success' && frame.id === 1) subscribed();
+      if (frame.method === 'custom') customs.push((frame as unknown as Event).params.data.payload);
+      if (frame.type === 'event' && isRootEnd(frame as unknown as Event)) ends.push(Date.now());
+    });
+    socket.send(
+      JSON.stringify({
+        id: 1,
+        method: 'subscription.subscribe',
+        params: { channels: ['custom', 'lifecycle'] },
+      }),
+    );
+    await answered;
+    const endOf = async (count: number) => {
+      const deadline = Date.now() + 20_000;
+      while (ends.length < count && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(ends.length).toBeGreaterThanOrEqual(count);
+      return ends[count - 1]!;
+    };
+    try {
+      const start = (ticks: number) =>
+        command(a.url, threadId, {
+          id: 1,
+          method: 'run.start',
+          params: { assistant_id: 'slow', input: { ticks } },
+        });
+      // One after the other: each starts once the one before has ended.
+      for (let i = 1; i <= 3; i++) {
+        const sent = Date.now();
+        expect((await start(1)).status).toBe(200);
+        expect((await endOf(i)) - sent).toBeLessThan(3000);
+      }
+      // Two at once: the second is queued behind the first, created while the first runs.
+      const sent = Date.now();
+      expect((await start(2)).status).toBe(200);
+      expect((await start(1)).status).toBe(200);
+      expect((await endOf(5)) - sent).toBeLessThan(4000);
+    } finally {
+      socket.close();
+    }
+    expect(customs).toEqual([0, 0, 0, 0, 1, 0].map((tick) => ({ tick })));
+  });
+
   it('cancels a protocol run through the runs API: the stream ends interrupted', async () => {
     const threadId = randomUUID();
     const start = await command(a.url, threadId, {
