@@ -42,12 +42,18 @@ export interface ProtocolRunRef {
   index: number | undefined;
 }
 
-function protocolRunRef(row: {
+/** A protocol run's columns, as `protocolRunRef` reads them. */
+const PROTOCOL_RUN_COLUMNS = `run_id, status, kwargs->>'protocol_index' AS protocol_index,
+  (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us`;
+
+interface ProtocolRunRow {
   run_id: string;
   created_us: string;
   status: RunStatus;
   protocol_index: string | null;
-}): ProtocolRunRef {
+}
+
+function protocolRunRef(row: ProtocolRunRow): ProtocolRunRef {
   const { run_id, created_us, status, protocol_index } = row;
   return {
     run_id,
@@ -844,15 +850,9 @@ export class RunStore {
     threadId: string,
     afterUs: bigint,
   ): Promise<{ run?: ProtocolRunRef; later: boolean }> {
-    const { rows } = await this.pool.query<{
-      run_id: string;
-      created_us: string;
-      status: RunStatus;
-      protocol_index: string | null;
-    }>({
+    const { rows } = await this.pool.query<ProtocolRunRow>({
       name: 'runs.nextProtocolRun',
-      text: `SELECT run_id, status, kwargs->>'protocol_index' AS protocol_index,
-                    (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
+      text: `SELECT ${PROTOCOL_RUN_COLUMNS}
              FROM runs WHERE thread_id = $1 AND (extract(epoch FROM created_at) * 1000000)::bigint > $2
                AND kwargs ? 'protocol'
              ORDER BY created_at, run_id LIMIT 2`,
@@ -870,16 +870,10 @@ export class RunStore {
    * after this read would fall behind such a cursor and never be read.
    */
   async protocolStart(threadId: string): Promise<{ beforeLatestUs: bigint; run?: ProtocolRunRef }> {
-    const { rows } = await this.pool.query<{
-      run_id: string;
-      created_us: string;
-      status: RunStatus;
-      protocol_index: string | null;
-    }>({
+    const { rows } = await this.pool.query<ProtocolRunRow>({
       name: 'runs.protocolStart',
       // Of runs created in the same microsecond, the one `nextProtocolRun` takes first.
-      text: `SELECT run_id, status, kwargs->>'protocol_index' AS protocol_index,
-                    (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us
+      text: `SELECT ${PROTOCOL_RUN_COLUMNS}
              FROM runs WHERE thread_id = $1 AND kwargs ? 'protocol'
              ORDER BY created_at DESC, run_id LIMIT 1`,
       values: [threadId],
