@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { AppError } from '../../common/errors/index.js';
 import {
+  CHANNELS,
   RUN_SEQ_STRIDE,
+  threadOfRunsPayload,
   type ProtocolRunCreated,
   type ProtocolRunRef,
   type RunCreateBody,
@@ -77,8 +79,9 @@ export class ProtocolService {
   /**
    * Runs that created their thread and started on this process, by thread, while their log is
    * kept here: the thread has no earlier run, so its streams start with them without a query.
+   * `heard`: the thread's `runs` notifications since (the run's own creation among them).
    */
-  private readonly firstRuns = new Map<string, ProtocolRunRef>();
+  private readonly firstRuns = new Map<string, { run: ProtocolRunRef; heard: number }>();
 
   constructor(private readonly deps: ProtocolServiceDeps) {
     this.reader = {
@@ -87,21 +90,37 @@ export class ProtocolService {
       notifier: deps.notifier,
       firstRunHere: (threadId) => this.firstRunHere(threadId),
     };
+    deps.notifier.on(CHANNELS.runs, (payload) => {
+      const threadId = threadOfRunsPayload(payload);
+      // `*`: notifications may have been lost, so any run may have come after.
+      if (threadId === '*') for (const first of this.firstRuns.values()) first.heard += 2;
+      else if (threadId) {
+        const first = this.firstRuns.get(threadId);
+        if (first) first.heard++;
+      }
+    });
   }
 
-  private firstRunHere(threadId: string): ProtocolRunRef | undefined {
-    const run = this.firstRuns.get(threadId);
-    if (!run || this.deps.events.keeps(run.run_id)) return run;
+  /**
+   * The thread's first run, while it is kept here; `alone`: no notification but its own
+   * creation's was heard since, so no run came after it that a reader listening from now on
+   * would not hear of (its own, if still to come, wakes that reader all the same).
+   */
+  private firstRunHere(threadId: string): { run: ProtocolRunRef; alone: boolean } | undefined {
+    const first = this.firstRuns.get(threadId);
+    if (!first) return undefined;
+    if (this.deps.events.keeps(first.run.run_id))
+      return { run: first.run, alone: first.heard <= 1 };
     this.firstRuns.delete(threadId);
     return undefined;
   }
 
   /** Remembers a run that is its thread's first and executes here (see `firstRuns`). */
   private rememberFirst(threadId: string, run: ProtocolRunRef): void {
-    // Only runs still executing here stay: the map holds no more than this process runs.
-    for (const [thread, ref] of this.firstRuns)
-      if (!this.deps.events.keeps(ref.run_id)) this.firstRuns.delete(thread);
-    if (this.deps.events.keeps(run.run_id)) this.firstRuns.set(threadId, run);
+    // Only runs whose logs are kept here stay: the map holds no more than the event log does.
+    for (const [thread, first] of this.firstRuns)
+      if (!this.deps.events.keeps(first.run.run_id)) this.firstRuns.delete(thread);
+    if (this.deps.events.keeps(run.run_id)) this.firstRuns.set(threadId, { run, heard: 0 });
   }
 
   /** Answers one command that needs no connection state (every command over HTTP). */

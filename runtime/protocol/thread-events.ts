@@ -28,10 +28,11 @@ export interface ThreadEventsDeps {
   events: RunEventLog;
   notifier: Notifier;
   /**
-   * The thread's first run, when it was started on this process and still executes here (its
-   * log kept in memory): `nextProtocolRun` would return it for any cursor before it.
+   * The thread's first run, when it was started on this process and its log is kept here:
+   * `nextProtocolRun` would return it for any cursor before it. `alone`: no run came after it
+   * that a reader listening from now on would not hear of.
    */
-  firstRunHere?: (threadId: string) => ProtocolRunRef | undefined;
+  firstRunHere?: (threadId: string) => { run: ProtocolRunRef; alone: boolean } | undefined;
   /** How long a reader waits, hearing nothing, before it looks for runs anyway (ms). */
   idlePollMs?: number;
 }
@@ -299,11 +300,12 @@ export async function* threadProtocolEvents(
     } else if (clear !== seen) {
       // The stream that follows a run.start on a new thread finds its run without a round trip.
       const here = deps.firstRunHere?.(threadId);
-      if (here && afterUs < BigInt(here.created_us)) {
-        run = here;
-        // It is the thread's first run: if the one thing heard since there was none is its
-        // creation, nothing came after it. (If it was another run's, its own is still to come.)
-        clear = clear !== undefined && seen === clear + 1 ? seen : undefined;
+      if (here && afterUs < BigInt(here.run.created_us)) {
+        run = here.run;
+        // It is the thread's first run: nothing came after it if this process heard of nothing
+        // else since it was created, or if the one thing this reader heard since there was none
+        // is its creation. (If that was another run's, its own is still to come, and wakes us.)
+        clear = here.alone || (clear !== undefined && seen === clear + 1) ? seen : undefined;
       } else {
         const found = await deps.runs.nextProtocolRun(threadId, afterUs);
         run = found.run;

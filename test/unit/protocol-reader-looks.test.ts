@@ -39,7 +39,10 @@ const logOf = (run: ProtocolRunRef): RunEvent[] => [
   { seq: 1, event: '__end__', data: null },
 ];
 
-function fakes(options: { idlePollMs?: number; here?: () => ProtocolRunRef | undefined } = {}) {
+function fakes(
+  options: { idlePollMs?: number; here?: () => ProtocolRunRef | undefined; alone?: boolean } = {},
+) {
+  const { here } = options;
   const runs: ProtocolRunRef[] = [];
   const looks = { count: 0 };
   const emitter = new EventEmitter();
@@ -64,7 +67,14 @@ function fakes(options: { idlePollMs?: number; here?: () => ProtocolRunRef | und
     runs: store,
     events: {} as ThreadEventsDeps['events'],
     notifier,
-    ...(options.here ? { firstRunHere: options.here } : {}),
+    ...(here
+      ? {
+          firstRunHere: () => {
+            const run = here();
+            return run && { run, alone: options.alone ?? false };
+          },
+        }
+      : {}),
     ...(options.idlePollMs ? { idlePollMs: options.idlePollMs } : {}),
   };
   /** A run of the thread is created: `heard` also sends its notification. */
@@ -169,6 +179,33 @@ describe("a thread protocol reader's reads of the thread's runs", () => {
     // A second run was created before the reader looked at all.
     create(ended(1, 20));
     expect(heard?.heard).toBe(2);
+    await until(() => reader.ended.length === 2);
+    expect(reader.ended).toEqual([0, 1]);
+    expect(looks.count).toBe(1);
+    await reader.stop();
+  });
+
+  it('reads nothing after a first run from memory that this process heard of alone', async () => {
+    // As an SSE stream opened after run.start: no read before, and the process saw no other run.
+    const memory: { run?: ProtocolRunRef } = { run: ended(0, 10) };
+    const { deps, looks, create } = fakes({ here: () => memory.run, alone: true });
+    create(memory.run!, false);
+    const reader = read(deps, { afterUs: -1n });
+    await until(() => reader.ended.length === 1);
+    await pause(30);
+    expect(looks.count).toBe(0);
+    create(ended(1, 20));
+    await until(() => reader.ended.length === 2);
+    expect(looks.count).toBe(1);
+    await reader.stop();
+  });
+
+  it('reads after a first run from memory when the process heard of other runs', async () => {
+    const memory: { run?: ProtocolRunRef } = { run: ended(0, 10) };
+    const { deps, looks, create } = fakes({ here: () => memory.run, alone: false });
+    create(memory.run!, false);
+    create(ended(1, 20), false);
+    const reader = read(deps, { afterUs: -1n });
     await until(() => reader.ended.length === 2);
     expect(reader.ended).toEqual([0, 1]);
     expect(looks.count).toBe(1);
