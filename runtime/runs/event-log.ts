@@ -32,12 +32,6 @@ export const LIVE_AHEAD = 1000;
 /** A run's log is kept in memory (see `startedHere`) up to this much, then read back. */
 const MAX_KEPT = { events: 1000, chars: 4 * 1024 * 1024 };
 /**
- * A kept log that ended with its run's final status stays this long, within this much for all
- * of them (oldest out first): a reader that comes just after the end (a stream opened after
- * `run.start` on a busy server, a join) reads it here instead of from the table.
- */
-const RECENT = { ms: 3000, chars: 8 * 1024 * 1024 };
-/**
  * While the database is away (a restart, a failover), writes and reads of the log are tried
  * again for this long; a reader then ends its stream with an error, and a run's writer fails it.
  */
@@ -65,9 +59,6 @@ export class RunEventLog {
    * while it runs: its local readers, the one that created it first, need not read it back.
    */
   private readonly kept = new Map<string, { events: RunEvent[]; chars: number }>();
-  /** Kept logs that ended with a final status, oldest first, while `RECENT` allows. */
-  private readonly recent = new Map<string, { events: RunEvent[]; chars: number; at: number }>();
-  private recentChars = 0;
 
   /** Aborted by `close`: every reader ends (the process is stopping). */
   private readonly closing = new AbortController();
@@ -172,22 +163,7 @@ export class RunEventLog {
 
   /** Whether a run's log is kept here (see `startedHere`): its readers here need not query. */
   keeps(runId: string): boolean {
-    return this.kept.has(runId) || this.recentLog(runId) !== undefined;
-  }
-
-  /** The whole log of a run that ended here moments ago (see `RECENT`). */
-  private recentLog(runId: string): RunEvent[] | undefined {
-    this.pruneRecent();
-    return this.recent.get(runId)?.events;
-  }
-
-  private pruneRecent(): void {
-    const old = Date.now() - RECENT.ms;
-    for (const [runId, log] of this.recent) {
-      if (log.at > old && this.recentChars <= RECENT.chars) break;
-      this.recent.delete(runId);
-      this.recentChars -= log.chars;
-    }
+    return this.kept.has(runId);
   }
 
   /** Stops keeping a run's log (its execution here is over). */
@@ -212,18 +188,12 @@ export class RunEventLog {
     const chars = charsOf(batch);
     const kept = this.kept.get(runId);
     if (kept && batch.length) {
-      const end = batch.find((e) => e.event === END_EVENT);
+      const ended = batch.some((e) => e.event === END_EVENT);
       kept.chars += chars;
       const full =
         kept.events.length + batch.length > MAX_KEPT.events || kept.chars > MAX_KEPT.chars;
-      if (end || full) this.kept.delete(runId);
-      if (!full) kept.events.push(...batch);
-      // Complete, with the run's final status (not a rollback's end): kept a moment longer.
-      if (end && !full && (end.data as { status?: unknown } | null)?.status) {
-        this.recent.set(runId, { events: kept.events, chars: kept.chars, at: Date.now() });
-        this.recentChars += kept.chars;
-        this.pruneRecent();
-      }
+      if (ended || full) this.kept.delete(runId);
+      else kept.events.push(...batch);
     }
     this.local.emit(runId, batch, chars, delivered.at(-1)?.seq);
   }
@@ -285,10 +255,7 @@ export class RunEventLog {
   ): AsyncGenerator<RunEvent[]> {
     let seq = afterSeq;
     // A kept log is complete from the first event, and later batches arrive through `local`.
-    const kept =
-      this.kept.get(runId)?.events ??
-      this.recentLog(runId) ??
-      (created ? openingEvents(runId) : undefined);
+    const kept = this.kept.get(runId)?.events ?? (created ? openingEvents(runId) : undefined);
     let queued: RunEvent[] = kept ? kept.filter((e) => e.seq > afterSeq) : [];
     let queuedChars = charsOf(queued);
     let mustQuery = kept === undefined;

@@ -4,7 +4,7 @@
 // does not read the table again when they become durable. The store and notifier are fakes
 // counting what is asked of them: this is pure logic; protocol.test.ts covers the same streams
 // over HTTP and WebSockets on PostgreSQL.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   encodeEvent,
   threadProtocolEvents,
@@ -155,54 +155,5 @@ describe('protocol delivery', () => {
     expect(last.method).toBe('lifecycle');
     expect(last.params.data).toEqual({ event: 'failed', error: 'boom', graph_name: 'emit' });
     expect(deps.asked.getById).toBe(0);
-  });
-
-  it('a reader that comes just after the end reads the whole log from memory', async () => {
-    const deps = fakes();
-    const writer = deps.log.writer(RUN, 1);
-    for (let i = 0; i < 5; i++) writer.push('custom', { i });
-    deps.log.publish(RUN, await writer.closingBatch('success'));
-    expect(deps.log.keeps(RUN)).toBe(true);
-    const events: RunEvent[] = [];
-    for await (const batch of deps.log.readBatches(RUN, -1, undefined, { withEnd: true }))
-      events.push(...batch);
-    expect(events.map((e) => e.event)).toEqual([
-      'metadata',
-      ...Array<string>(5).fill('custom'),
-      '__end__',
-    ]);
-    expect(events.at(-1)!.data).toEqual({ status: 'success' });
-    expect(deps.asked.eventsAfter).toBe(0);
-  });
-
-  it('an end without a final status (a rollback) is not kept: the table is read', async () => {
-    const deps = fakes();
-    const writer = deps.log.writer(RUN, 1);
-    writer.push('custom', { i: 0 });
-    deps.log.publish(RUN, await writer.closingBatch());
-    expect(deps.log.keeps(RUN)).toBe(false);
-    const stop = new AbortController();
-    const reading = deps.log.readBatches(RUN, -1, stop.signal, { withEnd: true });
-    // The fake table is empty and the reader waits on it: one read shows where it went.
-    const first = reading.next();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(deps.asked.eventsAfter).toBeGreaterThan(0);
-    stop.abort();
-    await first;
-  });
-
-  it('a log that ended is kept for 3 s, then read from the table', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    try {
-      const deps = fakes();
-      const writer = deps.log.writer(RUN, 1);
-      deps.log.publish(RUN, await writer.closingBatch('success'));
-      vi.setSystemTime(Date.now() + 2900);
-      expect(deps.log.keeps(RUN)).toBe(true);
-      vi.setSystemTime(Date.now() + 200);
-      expect(deps.log.keeps(RUN)).toBe(false);
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });
