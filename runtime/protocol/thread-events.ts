@@ -61,6 +61,8 @@ const IDLE_POLL_MS = 5000;
 export class ThreadRunsHeard {
   private count = 0;
   private readonly wakers = new Set<() => void>();
+  private stopped = false;
+  private off = (): void => undefined;
 
   constructor(
     notifier: Notifier,
@@ -68,21 +70,30 @@ export class ThreadRunsHeard {
     private readonly signal: AbortSignal,
     private readonly idlePollMs = IDLE_POLL_MS,
   ) {
-    if (signal.aborted) return;
-    const off = notifier.on(CHANNELS.runs, (payload) => {
+    if (signal.aborted) {
+      this.stopped = true;
+      return;
+    }
+    const offNotifier = notifier.on(CHANNELS.runs, (payload) => {
       const id = threadOfRunsPayload(payload);
       if (id !== threadId && id !== '*') return;
       this.count++;
       for (const wake of this.wakers) wake();
     });
-    signal.addEventListener(
-      'abort',
-      () => {
-        off();
-        for (const wake of this.wakers) wake();
-      },
-      { once: true },
-    );
+    const onAbort = () => this.stop();
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.off = () => {
+      offNotifier();
+      signal.removeEventListener('abort', onAbort);
+    };
+  }
+
+  /** Stops listening (the reader ended, or its signal did): waits settle, none begins. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.off();
+    for (const wake of this.wakers) wake();
   }
 
   /** How many have been heard. */
@@ -96,7 +107,7 @@ export class ThreadRunsHeard {
    */
   after(seen: number): Promise<boolean> {
     if (this.count > seen) return Promise.resolve(true);
-    if (this.signal.aborted) return Promise.resolve(false);
+    if (this.stopped || this.signal.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -291,42 +302,47 @@ export async function* threadProtocolEvents(
    * `afterUs` (undefined: it does not). While nothing more is heard, there is nothing to look for.
    */
   let clear: number | undefined;
-  while (!signal.aborted) {
-    const seen = heard.heard;
-    let run: ProtocolRunRef | undefined;
-    if (first) {
-      ({ run, at: clear } = first);
-      first = undefined;
-    } else if (clear !== seen) {
-      // The stream that follows a run.start on a new thread finds its run without a round trip.
-      const here = deps.firstRunHere?.(threadId);
-      if (here && afterUs < BigInt(here.run.created_us)) {
-        run = here.run;
-        // It is the thread's first run: nothing came after it if this process heard of nothing
-        // else since it was created, or if the one thing this reader heard since there was none
-        // is its creation. (If that was another run's, its own is still to come, and wakes us.)
-        clear = here.alone || (clear !== undefined && seen === clear + 1) ? seen : undefined;
-      } else {
-        const found = await deps.runs.nextProtocolRun(threadId, afterUs);
-        run = found.run;
-        clear = found.later ? undefined : seen;
+  // Listening ends with the reader, however it ends (its client left, a read failed).
+  try {
+    while (!signal.aborted) {
+      const seen = heard.heard;
+      let run: ProtocolRunRef | undefined;
+      if (first) {
+        ({ run, at: clear } = first);
+        first = undefined;
+      } else if (clear !== seen) {
+        // The stream that follows a run.start on a new thread finds its run without a round trip.
+        const here = deps.firstRunHere?.(threadId);
+        if (here && afterUs < BigInt(here.run.created_us)) {
+          run = here.run;
+          // It is the thread's first run: nothing came after it if this process heard of nothing
+          // else since it was created, or if the one thing this reader heard since there was none
+          // is its creation. (If that was another run's, its own is still to come, and wakes us.)
+          clear = here.alone || (clear !== undefined && seen === clear + 1) ? seen : undefined;
+        } else {
+          const found = await deps.runs.nextProtocolRun(threadId, afterUs);
+          run = found.run;
+          clear = found.later ? undefined : seen;
+        }
       }
-    }
-    if (!run) {
-      // Woken by the idle poll rather than a notification: look again, in case one was lost.
-      if (!(await heard.after(clear ?? seen))) clear = undefined;
-      continue;
-    }
-    // A run whose every number is at or below `since` need not be read.
-    const skip =
-      since !== undefined &&
-      run.index !== undefined &&
-      (run.index + 1) * RUN_SEQ_STRIDE <= since + 1;
-    if (!skip)
-      for await (const batch of runEvents(deps, run, signal)) {
-        const kept = since === undefined ? batch : batch.filter((e) => e.event.seq > since);
-        if (kept.length) yield kept;
+      if (!run) {
+        // Woken by the idle poll rather than a notification: look again, in case one was lost.
+        if (!(await heard.after(clear ?? seen))) clear = undefined;
+        continue;
       }
-    afterUs = BigInt(run.created_us);
+      // A run whose every number is at or below `since` need not be read.
+      const skip =
+        since !== undefined &&
+        run.index !== undefined &&
+        (run.index + 1) * RUN_SEQ_STRIDE <= since + 1;
+      if (!skip)
+        for await (const batch of runEvents(deps, run, signal)) {
+          const kept = since === undefined ? batch : batch.filter((e) => e.event.seq > since);
+          if (kept.length) yield kept;
+        }
+      afterUs = BigInt(run.created_us);
+    }
+  } finally {
+    heard.stop();
   }
 }

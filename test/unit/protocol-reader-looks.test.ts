@@ -82,7 +82,13 @@ function fakes(
     runs.push(run);
     if (heard) emitter.emit(CHANNELS.runs, THREAD);
   };
-  return { deps, looks, create, notifier, emit: () => emitter.emit(CHANNELS.runs, THREAD) };
+  return {
+    deps,
+    looks,
+    create,
+    notifier,
+    listeners: () => emitter.listenerCount(CHANNELS.runs),
+  };
 }
 
 type Start = Parameters<typeof threadProtocolEvents>[2];
@@ -210,5 +216,25 @@ describe("a thread protocol reader's reads of the thread's runs", () => {
     expect(reader.ended).toEqual([0, 1]);
     expect(looks.count).toBe(1);
     await reader.stop();
+  });
+
+  it('stops listening when it ends, by its signal or by a failed read', async () => {
+    const { deps, listeners, create } = fakes();
+    create(ended(0, 10), false);
+    const reader = read(deps, { afterUs: -1n });
+    await until(() => reader.ended.length === 1);
+    expect(listeners()).toBe(1);
+    await reader.stop();
+    expect(listeners()).toBe(0);
+
+    deps.runs.nextProtocolRun = () => Promise.reject(new Error('database gone'));
+    const stop = new AbortController();
+    const failed = (async () => {
+      for await (const batch of threadProtocolEvents(deps, THREAD, { afterUs: -1n }, stop.signal))
+        void batch;
+    })();
+    await expect(failed).rejects.toThrow('database gone');
+    expect(stop.signal.aborted).toBe(false);
+    expect(listeners()).toBe(0);
   });
 });
