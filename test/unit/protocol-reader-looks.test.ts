@@ -114,6 +114,21 @@ const until = async (check: () => boolean) => {
 };
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** After the thread's first run, no read until another run is heard of; then one read finds it. */
+async function noLookUntilAnotherRun(
+  reader: ReturnType<typeof read>,
+  looks: { count: number },
+  create: (run: ProtocolRunRef) => void,
+) {
+  await until(() => reader.ended.length === 1);
+  await pause(30);
+  expect(looks.count).toBe(0);
+  create(ended(1, 20));
+  await until(() => reader.ended.length === 2);
+  expect(looks.count).toBe(1);
+  await reader.stop();
+}
+
 describe("a thread protocol reader's reads of the thread's runs", () => {
   it('does not read again after a run no other followed, until a run is heard of', async () => {
     const { deps, looks, create } = fakes();
@@ -162,14 +177,7 @@ describe("a thread protocol reader's reads of the thread's runs", () => {
     }));
     memory.run = ended(0, 10);
     create(memory.run);
-    await until(() => reader.ended.length === 1);
-    await pause(30);
-    expect(looks.count).toBe(0);
-    // Another run: heard, so read.
-    create(ended(1, 20));
-    await until(() => reader.ended.length === 2);
-    expect(looks.count).toBe(1);
-    await reader.stop();
+    await noLookUntilAnotherRun(reader, looks, create);
   });
 
   it('reads after a first run from memory when more than its own creation was heard', async () => {
@@ -197,13 +205,7 @@ describe("a thread protocol reader's reads of the thread's runs", () => {
     const { deps, looks, create } = fakes({ here: () => memory.run, alone: true });
     create(memory.run!, false);
     const reader = read(deps, { afterUs: -1n });
-    await until(() => reader.ended.length === 1);
-    await pause(30);
-    expect(looks.count).toBe(0);
-    create(ended(1, 20));
-    await until(() => reader.ended.length === 2);
-    expect(looks.count).toBe(1);
-    await reader.stop();
+    await noLookUntilAnotherRun(reader, looks, create);
   });
 
   it('reads after a first run from memory when the process heard of other runs', async () => {
