@@ -88,6 +88,8 @@ function fakes(
     create,
     notifier,
     listeners: () => emitter.listenerCount(CHANNELS.runs),
+    /** What the notifier sends after its listening connection was replaced. */
+    reconnected: () => emitter.emit(CHANNELS.runs, '*'),
   };
 }
 
@@ -238,5 +240,20 @@ describe("a thread protocol reader's reads of the thread's runs", () => {
     await expect(failed).rejects.toThrow('database gone');
     expect(stop.signal.aborted).toBe(false);
     expect(listeners()).toBe(0);
+  });
+
+  it('reads again when the notifier says notifications may have been lost', async () => {
+    const { deps, looks, create, reconnected } = fakes();
+    create(ended(0, 10), false);
+    const reader = read(deps, { afterUs: -1n });
+    await until(() => reader.ended.length === 1);
+    await pause(30);
+    expect(looks.count).toBe(1);
+    // A run created while the listening connection was down: its notification never comes.
+    create(ended(1, 20), false);
+    reconnected();
+    await until(() => reader.ended.length === 2);
+    expect(looks.count).toBe(2);
+    await reader.stop();
   });
 });
