@@ -6,7 +6,7 @@
 import {
   CHANNELS,
   RUN_SEQ_STRIDE,
-  threadOfRunsPayload,
+  mayNameThread,
   type Notifier,
   type ProtocolRunRef,
   type RunEvent,
@@ -67,7 +67,7 @@ export class ThreadRunsHeard {
   constructor(
     notifier: Notifier,
     threadId: string,
-    private readonly signal: AbortSignal,
+    signal: AbortSignal,
     private readonly idlePollMs = IDLE_POLL_MS,
   ) {
     if (signal.aborted) {
@@ -75,8 +75,7 @@ export class ThreadRunsHeard {
       return;
     }
     const offNotifier = notifier.on(CHANNELS.runs, (payload) => {
-      const id = threadOfRunsPayload(payload);
-      if (id !== threadId && id !== '*') return;
+      if (!mayNameThread(payload, threadId)) return;
       this.count++;
       for (const wake of this.wakers) wake();
     });
@@ -107,7 +106,7 @@ export class ThreadRunsHeard {
    */
   after(seen: number): Promise<boolean> {
     if (this.count > seen) return Promise.resolve(true);
-    if (this.stopped || this.signal.aborted) return Promise.resolve(false);
+    if (this.stopped) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

@@ -16,6 +16,7 @@ export {
   CHANNELS,
   notifyOnCommit,
   threadOfRunsPayload,
+  mayNameThread,
   waitFor,
   type Channel,
 } from './notifier.js';

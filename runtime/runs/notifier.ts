@@ -58,6 +58,15 @@ export function threadOfRunsPayload(payload: string): string {
   return payload.startsWith(STARTED) ? payload.slice(STARTED.length) : payload;
 }
 
+/**
+ * Whether a `runs` payload may mean a run of `threadId` was created: it names that thread, or
+ * `*` (the listening connection was replaced, so notifications may have been lost).
+ */
+export function mayNameThread(payload: string, threadId: string): boolean {
+  const id = threadOfRunsPayload(payload);
+  return id === threadId || id === '*';
+}
+
 /** NOTIFYs waiting to be sent together, and the promise that settles when they were sent. */
 interface PendingBatch {
   channels: string[];

@@ -3,7 +3,7 @@
 // stream id, as the official server uses), so Last-Event-ID resumes inside the right run.
 import { invalid } from '../../common/errors/index.js';
 import type { RunEventLog } from './event-log.js';
-import { CHANNELS, threadOfRunsPayload, waitFor, type Notifier } from './notifier.js';
+import { CHANNELS, mayNameThread, waitFor, type Notifier } from './notifier.js';
 import type { SseFrame } from './sse.js';
 import type { RunStore } from './store.js';
 
@@ -61,10 +61,7 @@ export async function* threadEvents(
     const woken = waitFor(
       deps.notifier,
       CHANNELS.runs,
-      (payload) => {
-        const id = threadOfRunsPayload(payload);
-        return id === threadId || id === '*';
-      },
+      (payload) => mayNameThread(payload, threadId),
       IDLE_POLL_MS,
       signal,
     );
