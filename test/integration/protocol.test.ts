@@ -91,6 +91,13 @@ async function sse(
   return events;
 }
 
+/** A WebSocket on the thread's event stream, open. */
+async function openSocket(url: string, threadId: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  return socket;
+}
+
 async function command(url: string, threadId: string, body: unknown) {
   const res = await fetch(`${url}/threads/${threadId}/commands`, {
     method: 'POST',
@@ -327,10 +334,7 @@ describe('thread protocol through the official JS SDK', () => {
       (e) => e.filter((x) => x.method === 'custom').length >= 3,
     );
     const since = first.at(-1)!.seq;
-    const socket = new WebSocket(
-      `${b.url.replace('http', 'ws')}/threads/${threadId}/stream/events`,
-    );
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const socket = await openSocket(b.url, threadId);
     const frames: Record<string, unknown>[] = [];
     const done = new Promise<void>((resolve) =>
       socket.on('message', (raw) => {
@@ -373,10 +377,7 @@ describe('thread protocol through the official JS SDK', () => {
     try {
       await locker.query('BEGIN');
       await locker.query('SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE', [threadId]);
-      const socket = new WebSocket(
-        `${a.url.replace('http', 'ws')}/threads/${threadId}/stream/events`,
-      );
-      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      const socket = await openSocket(a.url, threadId);
       const frames: Record<string, unknown>[] = [];
       let subscribed!: () => void;
       const answered = new Promise<void>((resolve) => (subscribed = resolve));
@@ -432,10 +433,7 @@ describe('thread protocol through the official JS SDK', () => {
     // poll): every run here, started on replica a, must reach the subscription on replica b
     // through the notification, well before that poll.
     const threadId = randomUUID();
-    const socket = new WebSocket(
-      `${b.url.replace('http', 'ws')}/threads/${threadId}/stream/events`,
-    );
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const socket = await openSocket(b.url, threadId);
     const ends: number[] = [];
     const customs: unknown[] = [];
     let subscribed!: () => void;
@@ -571,10 +569,7 @@ describe('thread protocol through the official JS SDK', () => {
     });
     expect(wrong.body).toMatchObject({ type: 'error', error: 'no_such_interrupt' });
     // A WebSocket frame that is not a command: an error with id null, and the socket stays open.
-    const socket = new WebSocket(
-      `${a.url.replace('http', 'ws')}/threads/${threadId}/stream/events`,
-    );
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const socket = await openSocket(a.url, threadId);
     const replies: Record<string, unknown>[] = [];
     const two = new Promise<void>((resolve) =>
       socket.on('message', (raw) => {
