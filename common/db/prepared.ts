@@ -8,9 +8,22 @@ export interface PreparedStatementOptions {
   maxStatements: number;
   /** Texts tracked while counting towards the threshold. */
   maxTracked: number;
+  /**
+   * Most characters of prepared text per pool. The server keeps each prepared statement's parse
+   * tree and plans on every connection that ran it, about 100 bytes per character of text for
+   * the statement that ends a run (340 KB for its 3,500 characters), and that statement's text
+   * varies with the number of checkpoint rows a run writes: without a bound, graphs of many
+   * shapes would make each connection hold a plan per shape.
+   */
+  maxPreparedChars: number;
 }
 
-const DEFAULTS: PreparedStatementOptions = { threshold: 3, maxStatements: 500, maxTracked: 5000 };
+const DEFAULTS: PreparedStatementOptions = {
+  threshold: 3,
+  maxStatements: 500,
+  maxTracked: 5000,
+  maxPreparedChars: 128 * 1024,
+};
 
 /**
  * PostgreSQL parses and plans an unnamed statement on every execution; a named one once per
@@ -23,6 +36,7 @@ export class StatementNames {
   private readonly seen = new Map<string, number>();
   private readonly names = new Map<string, string>();
   private readonly options: PreparedStatementOptions;
+  private preparedChars = 0;
 
   constructor(options: Partial<PreparedStatementOptions> = {}) {
     this.options = { ...DEFAULTS, ...options };
@@ -38,8 +52,14 @@ export class StatementNames {
         this.seen.set(text, count);
       return undefined;
     }
-    if (this.names.size >= this.options.maxStatements || SELECTS_STAR.test(text)) return undefined;
+    if (
+      this.names.size >= this.options.maxStatements ||
+      this.preparedChars + text.length > this.options.maxPreparedChars ||
+      SELECTS_STAR.test(text)
+    )
+      return undefined;
     this.seen.delete(text);
+    this.preparedChars += text.length;
     const name = `graphdock_${this.names.size + 1}`;
     this.names.set(text, name);
     return name;

@@ -34,6 +34,14 @@ function typedValuesList(rows: number, types: readonly string[], first: number):
   return tuples.join(', ');
 }
 
+/**
+ * A VALUES list's columns by the names PostgreSQL gives them. Not `*`: the pool never prepares a
+ * text that selects `*` (see StatementNames), and the statement that ends a run embeds these.
+ */
+function valuesColumns(width: number): string {
+  return Array.from({ length: width }, (_, col) => `column${col + 1}`).join(', ');
+}
+
 export const CHECKPOINT_COLUMNS =
   'thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata';
 export const BLOB_COLUMNS = 'thread_id, checkpoint_ns, channel, version, type, blob';
@@ -66,7 +74,7 @@ function rowsInsert(
     sql: (first, onlyIf) =>
       onlyIf
         ? `INSERT INTO ${table} (${columns})
-           SELECT * FROM (VALUES ${typedValuesList(rows.length, types, first)}) AS v
+           SELECT ${valuesColumns(types.length)} FROM (VALUES ${typedValuesList(rows.length, types, first)}) AS v
            WHERE ${onlyIf} ${conflict}`
         : `INSERT INTO ${table} (${columns}) VALUES ${valuesList(rows.length, types.length, first)} ${conflict}`,
     values: rows.flat(),

@@ -37,17 +37,20 @@ export function countingPool(pool: Pool): {
 }
 
 /** A query as pg's `Client.query` receives it: text, or a config with text and a name. */
-export type ClientQuery = string | { text?: string; name?: string };
+export type ClientQuery = string | { text?: string; name?: string; values?: unknown[] };
 
 /**
  * Calls `onQuery` with every query any pg client of this process sends (pools inside code under
- * test included), until the returned function restores `Client.query`.
+ * test included), and the values passed beside a text, until the returned function restores
+ * `Client.query`.
  */
-export function observeClientQueries(onQuery: (query: ClientQuery) => void): () => void {
+export function observeClientQueries(
+  onQuery: (query: ClientQuery, values?: unknown) => void,
+): () => void {
   // eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with apply
   const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    onQuery(args[0] as ClientQuery);
+    onQuery(args[0] as ClientQuery, args[1]);
     return query.apply(this, args);
   } as typeof pg.Client.prototype.query;
   return () => {

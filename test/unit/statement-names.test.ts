@@ -30,12 +30,19 @@ describe('StatementNames', () => {
     expect(names.nameFor('SELECT count(*) FROM threads WHERE status = $1')).toBeDefined();
   });
 
-  it('stops preparing at maxStatements and stops counting at maxTracked', () => {
+  it('stops preparing at maxStatements or maxPreparedChars, and stops counting at maxTracked', () => {
     const names = new StatementNames({ threshold: 1, maxStatements: 2 });
     expect(names.nameFor('SELECT $1::int AS a')).toBeDefined();
     expect(names.nameFor('SELECT $1::int AS b')).toBeDefined();
     expect(names.nameFor('SELECT $1::int AS c')).toBeUndefined();
     expect(names.prepared).toBe(2);
+
+    const sized = new StatementNames({ threshold: 1, maxPreparedChars: 70 });
+    const long = `SELECT $1::int AS ${'x'.repeat(30)}`;
+    expect(sized.nameFor(long)).toBeDefined();
+    expect(sized.nameFor(`${long}y`)).toBeUndefined();
+    expect(sized.nameFor('SELECT $1::int AS z')).toBeDefined();
+    expect(sized.prepared).toBe(2);
 
     const tracked = new StatementNames({ threshold: 2, maxTracked: 1 });
     tracked.nameFor('SELECT $1::int AS first');
