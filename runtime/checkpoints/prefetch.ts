@@ -41,8 +41,10 @@ function latestCheckpointSql(thread: string): string {
         cp.metadata AS latest_metadata,
         (SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
          FROM jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v
-         JOIN checkpoint_blobs bl ON bl.thread_id = cp.thread_id
-           AND bl.checkpoint_ns = cp.checkpoint_ns AND bl.channel = v.key AND bl.version = v.value
+         CROSS JOIN LATERAL (SELECT b.channel, b.type, b.blob FROM checkpoint_blobs b
+           WHERE b.thread_id = cp.thread_id AND b.checkpoint_ns = cp.checkpoint_ns
+             AND b.channel = v.key AND b.version = v.value
+           LIMIT 1) AS bl
         ) AS latest_channel_values,
         (SELECT array_agg(array[cw.task_id::text::bytea, cw.channel::bytea, cw.type::bytea, cw.blob]
            ORDER BY cw.task_id, cw.idx)

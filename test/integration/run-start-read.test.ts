@@ -59,6 +59,14 @@ async function checkpointTwice(saver: GraphdockCheckpointer, threadId: string): 
 
 const runStore = () => new RunStore(pool);
 
+/** A node of PostgreSQL's JSON plan (EXPLAIN ANALYZE), as far as these tests read it. */
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  Plans?: PlanNode[];
+}
+
 async function insertRun(threadId: string) {
   const runId = randomUUID();
   return runStore().insert(
@@ -167,6 +175,51 @@ describe('the read made by the statement that starts a run', () => {
     const queued = await insertRun(threadId);
     expect(queued?.run.status).toBe('pending');
     expect(queued?.read).toBeUndefined();
+  });
+
+  it("looks up only the newest checkpoint's blobs, however long the thread's history", async () => {
+    const saver = new GraphdockCheckpointer(pool);
+    const threadId = await newThread();
+    // 80 checkpoints, each a new version of two channels: 160 blob rows on the thread.
+    let config = { configurable: { thread_id: threadId, checkpoint_ns: '' } };
+    let version: string | number | undefined;
+    for (let step = 0; step < 80; step++) {
+      version = saver.getNextVersion(version as never);
+      const checkpoint = {
+        ...emptyCheckpoint(),
+        id: uuid6(step),
+        channel_values: { messages: [`turn ${step}`], count: step },
+        channel_versions: { messages: version, count: version },
+      };
+      config = (await saver.put(
+        config,
+        checkpoint,
+        { source: 'loop', step, parents: {} },
+        checkpoint.channel_versions,
+      )) as typeof config;
+    }
+    const read = latestCheckpointRead(threadId);
+    const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${read.sql(1)}`,
+      read.values,
+    );
+    // Every row a scan of checkpoint_blobs returned, over all its loops.
+    const blobRowsRead = (node: PlanNode): number =>
+      (node['Relation Name'] === 'checkpoint_blobs'
+        ? (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1)
+        : 0) + (node.Plans ?? []).reduce((sum, child) => sum + blobRowsRead(child), 0);
+    expect(blobRowsRead(rows[0]!['QUERY PLAN'][0]!.Plan)).toBe(2);
+    // And the read still answers as the saver's own does.
+    const inserted = await insertRun(threadId);
+    const prefetching = new GraphdockCheckpointer(pool);
+    const tuple = await prefetching.getTuple({
+      configurable: {
+        thread_id: threadId,
+        [PREFETCHED_CHECKPOINT_KEY]: { unread: true, row: inserted!.read },
+      },
+    });
+    expect(tuple?.checkpoint.channel_values).toEqual({ messages: ['turn 79'], count: 79 });
+    expect(tuple).toEqual(await saver.getTuple({ configurable: { thread_id: threadId } }));
   });
 });
 
