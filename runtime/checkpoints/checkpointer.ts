@@ -30,6 +30,7 @@ import {
 import { randomHex } from '../../common/ids/index.js';
 import { CheckpointDeferral, asOneStatement } from './deferred.js';
 import {
+  CHECKPOINT_SELECT_SQL,
   PREFETCHED_CHECKPOINT_KEY,
   type LatestCheckpointRow,
   type PrefetchedCheckpoint,
@@ -83,6 +84,9 @@ export class GraphdockCheckpointer extends PostgresSaver {
 
   constructor(private readonly db: Pool) {
     super(db, new CheckpointSerde());
+    // The saver's reads (getTuple, list) with blobs looked up by key (see CHECKPOINT_SELECT_SQL).
+    const statements = this as unknown as { SQL_STATEMENTS: Record<string, string> };
+    statements.SQL_STATEMENTS = { ...statements.SQL_STATEMENTS, SELECT_SQL: CHECKPOINT_SELECT_SQL };
   }
 
   /**

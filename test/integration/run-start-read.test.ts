@@ -67,6 +67,19 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
+/** The rows that scans of checkpoint_blobs return, over all their loops, when `text` runs. */
+async function blobRowsRead(text: string, values: unknown[]): Promise<number> {
+  const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+    values,
+  );
+  const count = (node: PlanNode): number =>
+    (node['Relation Name'] === 'checkpoint_blobs'
+      ? (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1)
+      : 0) + (node.Plans ?? []).reduce((sum, child) => sum + count(child), 0);
+  return count(rows[0]!['QUERY PLAN'][0]!.Plan);
+}
+
 async function insertRun(threadId: string) {
   const runId = randomUUID();
   return runStore().insert(
@@ -199,16 +212,19 @@ describe('the read made by the statement that starts a run', () => {
       )) as typeof config;
     }
     const read = latestCheckpointRead(threadId);
-    const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${read.sql(1)}`,
-      read.values,
+    expect(await blobRowsRead(read.sql(1), read.values)).toBe(2);
+    // The saver's own reads too: a checkpoint, and a page of the thread's history.
+    const counted = countingPool(pool);
+    const reading = new GraphdockCheckpointer(counted.pool);
+    await reading.getTuple({ configurable: { thread_id: threadId } });
+    expect(await blobRowsRead(counted.last()!.text, counted.last()!.values)).toBe(2);
+    const page = [];
+    for await (const tuple of reading.list({ configurable: { thread_id: threadId } }, { limit: 5 }))
+      page.push(tuple);
+    expect(page.map((t) => t.checkpoint.channel_values)).toEqual(
+      [79, 78, 77, 76, 75].map((step) => ({ messages: [`turn ${step}`], count: step })),
     );
-    // Every row a scan of checkpoint_blobs returned, over all its loops.
-    const blobRowsRead = (node: PlanNode): number =>
-      (node['Relation Name'] === 'checkpoint_blobs'
-        ? (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1)
-        : 0) + (node.Plans ?? []).reduce((sum, child) => sum + blobRowsRead(child), 0);
-    expect(blobRowsRead(rows[0]!['QUERY PLAN'][0]!.Plan)).toBe(2);
+    expect(await blobRowsRead(counted.last()!.text, counted.last()!.values)).toBe(10);
     // And the read still answers as the saver's own does.
     const inserted = await insertRun(threadId);
     const prefetching = new GraphdockCheckpointer(pool);
