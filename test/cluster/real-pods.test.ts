@@ -83,8 +83,10 @@ function runtimeManifests(image: string, postgresIp: string, replicas: number): 
                   { name: 'GRAPHDOCK_API_KEYS_FILE', value: '/etc/graphdock/api-keys/keys' },
                   // A dead pod's runs are taken over once their lease lapses.
                   { name: 'GRAPHDOCK_RUN_LEASE_SECS', value: '5' },
-                  // Two steps of 3 s each: a run outlives the pod's 5 s termination grace.
-                  { name: 'GRAPHDOCK_SLOW_STEP_MS', value: '3000' },
+                  // Two steps of 6 s each: a run outlives the pod's 5 s termination grace
+                  // even when starting six of them and seeing them run took seconds (a CI run
+                  // on a loaded machine saw every run end within the grace with 3 s steps).
+                  { name: 'GRAPHDOCK_SLOW_STEP_MS', value: '6000' },
                 ],
                 ports: [{ name: 'http', containerPort: 8000 }],
                 // /ok?check_db=1 answers 500 while the database is unreachable.
