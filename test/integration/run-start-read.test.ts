@@ -31,6 +31,26 @@ async function newThread(): Promise<string> {
   return threadId;
 }
 
+type RootConfig = { configurable: { thread_id: string; checkpoint_ns: string } };
+
+/** A root checkpoint of `step` with these channel values and versions: its config and id. */
+async function putCheckpoint(
+  saver: GraphdockCheckpointer,
+  config: RootConfig,
+  step: number,
+  values: Record<string, unknown>,
+  versions: Record<string, string | number>,
+): Promise<{ config: RootConfig; id: string }> {
+  const checkpoint = {
+    ...emptyCheckpoint(),
+    id: uuid6(step),
+    channel_values: values,
+    channel_versions: versions,
+  };
+  const next = await saver.put(config, checkpoint, { source: 'loop', step, parents: {} }, versions);
+  return { config: next as RootConfig, id: checkpoint.id };
+}
+
 /** Two checkpoints on the thread, the newer one with a pending write. */
 async function checkpointTwice(saver: GraphdockCheckpointer, threadId: string): Promise<string> {
   let config = { configurable: { thread_id: threadId, checkpoint_ns: '' } };
@@ -39,19 +59,14 @@ async function checkpointTwice(saver: GraphdockCheckpointer, threadId: string): 
     [0, 'first'],
     [1, 'second'],
   ] as const) {
-    const checkpoint = {
-      ...emptyCheckpoint(),
-      id: uuid6(step),
-      channel_values: { messages: [text] },
-      channel_versions: { messages: saver.getNextVersion(step) },
-    };
-    config = (await saver.put(
+    const version = saver.getNextVersion(step);
+    ({ config, id: newest } = await putCheckpoint(
+      saver,
       config,
-      checkpoint,
-      { source: 'loop', step, parents: {} },
-      checkpoint.channel_versions,
-    )) as typeof config;
-    newest = checkpoint.id;
+      step,
+      { messages: [text] },
+      { messages: version },
+    ));
   }
   await saver.putWrites(config, [['messages', ['pending']]], 'task-1');
   return newest;
@@ -198,18 +213,13 @@ describe('the read made by the statement that starts a run', () => {
     let version: string | number | undefined;
     for (let step = 0; step < 80; step++) {
       version = saver.getNextVersion(version as never);
-      const checkpoint = {
-        ...emptyCheckpoint(),
-        id: uuid6(step),
-        channel_values: { messages: [`turn ${step}`], count: step },
-        channel_versions: { messages: version, count: version },
-      };
-      config = (await saver.put(
+      ({ config } = await putCheckpoint(
+        saver,
         config,
-        checkpoint,
-        { source: 'loop', step, parents: {} },
-        checkpoint.channel_versions,
-      )) as typeof config;
+        step,
+        { messages: [`turn ${step}`], count: step },
+        { messages: version, count: version },
+      ));
     }
     const read = latestCheckpointRead(threadId);
     expect(await blobRowsRead(read.sql(1), read.values)).toBe(2);
