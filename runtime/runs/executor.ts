@@ -25,6 +25,7 @@ import { UNAVAILABLE_RETRY_MS, type RunEventLog, type RunEventWriter } from './e
 import type { StreamMode } from './schemas.js';
 import { RunSignal } from './run-signal.js';
 import type { RunEvent, RunFencing, RunRow, RunStatus, RunStore } from './store.js';
+import { graphStream } from './graph-stream.js';
 import { ProtocolEventMapper } from './protocol-mapper.js';
 import { StreamEventMapper, libraryModes, needsCallbackEvents } from './stream-mapper.js';
 
@@ -281,12 +282,12 @@ export class RunExecutor {
         );
         // What `streamEvents(..., { version: "v3" })` does, through public methods: the
         // registry's graph is a copy, which the class's private v3 method refuses.
-        const source = await graph.stream(input, {
+        const source = graphStream(graph, input, {
           ...options,
           version: 'v3',
           streamMode: STREAM_EVENTS_V3_MODES,
           subgraphs: true,
-        } as unknown as typeof options);
+        });
         const events = createGraphRunStream(
           source as unknown as Parameters<typeof createGraphRunStream>[0],
           (graph as unknown as WithTransformers).streamTransformers ?? [],
@@ -300,8 +301,8 @@ export class RunExecutor {
         const events = graph.streamEvents(input, { ...options, version: 'v2', runId: run.run_id });
         for await (const event of events) mapper.callbackEvent(event, run.run_id);
       } else {
-        const stream = await graph.stream(input, options);
-        for await (const chunk of stream as AsyncIterable<unknown[]>) mapper.graphChunk(chunk);
+        for await (const chunk of graphStream(graph, input, options))
+          mapper.graphChunk(chunk as unknown[]);
       }
       // A temporary thread is deleted at the end: its values are never needed.
       if (!kwargs.temporary && !kwargs.protocol) finalValues = mapper.finalValues();
