@@ -113,12 +113,34 @@ describe('graphStream', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it("ends the graph's run when the caller's signal aborts", async () => {
+  it("ends promptly when the caller's signal aborts, even in a node that ignores it", async () => {
     const controller = new AbortController();
-    const graph = emitting();
-    const stream = graphStream(graph, { events: 2 }, options('cancel', controller.signal));
-    controller.abort('cancel');
-    await expect(collect(stream)).rejects.toThrow();
+    const deaf = new StateGraph(State)
+      .addNode('deaf', async (state, config: LangGraphRunnableConfig) => {
+        config.writer?.({ started: true });
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        return {};
+      })
+      .addEdge(START, 'deaf')
+      .addEdge('deaf', END)
+      .compile();
+    const started = Date.now();
+    const stream = graphStream(
+      deaf,
+      {},
+      {
+        ...options('cancel', controller.signal),
+        streamMode: ['custom'] as never,
+      },
+    );
+    const reading = (async () => {
+      for await (const chunk of stream) {
+        void chunk;
+        setTimeout(() => controller.abort('cancel'), 50);
+      }
+    })();
+    await expect(reading).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('goes through stream() for a graph that replaces it', async () => {
