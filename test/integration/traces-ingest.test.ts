@@ -6,17 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logging/index.js';
 import { createTraceService, TraceStore } from '../../traces/index.js';
 import { runTracesPython, TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
+import { collect } from '../support/iterables.js';
 
 const api = useTraceApi();
 
 const client = (key = TRACES_BOOTSTRAP_KEY) =>
   new Client({ apiUrl: api.endpoint, apiKey: key, timeout_ms: 30_000 });
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
 
 function http(path: string, init: RequestInit & { json?: unknown; key?: string } = {}) {
   const { json, key, ...rest } = init;

@@ -7,14 +7,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startServer, type RunningServer } from '../support/server.js';
 import { useTraceApi } from '../support/traces.js';
+import { collect } from '../support/iterables.js';
 
 const hi = (text: string) => ({ messages: [{ role: 'user', content: text }] });
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
 
 /**
  * The runs of trace `traceId`, once its root has ended (traces are sent in the background). The

@@ -11,6 +11,7 @@ import {
 } from '@langchain/langgraph';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { graphStream } from '../../runtime/runs/graph-stream.js';
+import { collect } from '../support/iterables.js';
 
 const State = Annotation.Root({
   events: Annotation<number>({ reducer: (_, n) => n, default: () => 0 }),
@@ -46,12 +47,6 @@ const options = (thread: string, signal = new AbortController().signal) => ({
   subgraphs: true,
   signal,
 });
-
-async function collect(iterable: AsyncIterable<unknown>): Promise<unknown[]> {
-  const chunks: unknown[] = [];
-  for await (const chunk of iterable) chunks.push(chunk);
-  return chunks;
-}
 
 afterEach(() => vi.restoreAllMocks());
 
