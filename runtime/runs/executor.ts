@@ -280,8 +280,8 @@ export class RunExecutor {
             ? kwargs.protocol_index
             : await this.deps.runs.protocolIndex(run.run_id, run.thread_id),
         );
-        // What `streamEvents(..., { version: "v3" })` does, through public methods: the
-        // registry's graph is a copy, which the class's private v3 method refuses.
+        // What `streamEvents(..., { version: "v3" })` does, rebuilt here: the registry's graph
+        // is a copy, which the class's private v3 method refuses.
         const source = graphStream(graph, input, {
           ...options,
           version: 'v3',
