@@ -123,11 +123,15 @@ export class ProtocolService {
     if (this.deps.events.keeps(run.run_id)) this.firstRuns.set(threadId, { run, heard: 0 });
   }
 
-  /** Answers one command that needs no connection state (every command over HTTP). */
+  /**
+   * Answers one command that needs no connection state (every command over HTTP).
+   * `threadLooksNew`: see `runStart`.
+   */
   async command(
     threadId: string,
     command: CommandEnvelope,
     headers: IncomingHttpHeaders,
+    threadLooksNew = false,
   ): Promise<SuccessEnvelope> {
     const { id, method, params } = command;
     const ok = (result: unknown, meta: Record<string, unknown> = {}): SuccessEnvelope => ({
@@ -138,7 +142,7 @@ export class ProtocolService {
     });
     switch (method) {
       case 'run.start': {
-        const { run_id, applied } = await this.runStart(threadId, params, headers);
+        const { run_id, applied } = await this.runStart(threadId, params, headers, threadLooksNew);
         return ok({ run_id }, { applied_through_seq: applied });
       }
       case 'input.respond': {
@@ -170,10 +174,15 @@ export class ProtocolService {
     }
   }
 
+  /**
+   * `threadLooksNew`: the caller saw no protocol run on the thread just before (a socket's
+   * subscription did), so creating the thread is tried before locking it.
+   */
   async runStart(
     threadId: string,
     raw: unknown,
     headers: IncomingHttpHeaders,
+    threadLooksNew = false,
   ): Promise<{ run_id: string; applied: number }> {
     const parsed = RunStartParams.safeParse(raw ?? {});
     if (!parsed.success) {
@@ -186,32 +195,56 @@ export class ProtocolService {
     }
     const params = parsed.data;
     const input = params.input ?? null;
-    // Input for a thread waiting at an interrupt resumes it, as the official servers do.
-    const interrupts = input === null ? null : await this.deps.threads.interruptsOf(threadId);
-    const resume = !!interrupts && pendingInterrupts(interrupts).size > 0;
     const configurable = (params.config?.configurable ?? {}) as Record<string, unknown>;
     const checkpointId =
       typeof configurable.checkpoint_id === 'string' ? configurable.checkpoint_id : undefined;
-    const body: RunCreateBody = {
+    const multitaskStrategy = params.multitaskStrategy ?? 'enqueue';
+    const body = (resume: boolean): RunCreateBody => ({
       assistant_id: params.assistant_id,
       ...(resume ? { command: { resume: input } } : { input }),
       config: params.config ?? null,
       metadata: params.metadata ?? null,
-      multitask_strategy: params.multitaskStrategy ?? 'enqueue',
+      multitask_strategy: multitaskStrategy,
       if_not_exists: 'create',
       stream_subgraphs: true,
       ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
-    };
+    });
+    // Input for a thread waiting at an interrupt resumes it, as the official servers do. Most
+    // threads wait at none: the run's insert checks that under the thread's lock, and only when
+    // it declines are the interrupts read.
+    if (input !== null && multitaskStrategy === 'enqueue') {
+      const started = await this.create(threadId, body(false), headers, {
+        threadMissing: threadLooksNew,
+        unlessInterrupted: true,
+      });
+      if (started) return started;
+    }
+    const interrupts = input === null ? null : await this.deps.threads.interruptsOf(threadId);
+    const resume = !!interrupts && pendingInterrupts(interrupts).size > 0;
     // The read found no thread: the run's insert tries creating it first.
-    return this.create(threadId, body, headers, interrupts === undefined);
+    return this.create(threadId, body(resume), headers, {
+      threadMissing: interrupts === undefined,
+    });
   }
 
   private async create(
     threadId: string,
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
-    threadMissing = false,
-  ): Promise<{ run_id: string; applied: number }> {
+    options: { threadMissing?: boolean; unlessInterrupted: true },
+  ): Promise<{ run_id: string; applied: number } | undefined>;
+  private async create(
+    threadId: string,
+    body: RunCreateBody,
+    headers: IncomingHttpHeaders,
+    options?: { threadMissing?: boolean },
+  ): Promise<{ run_id: string; applied: number }>;
+  private async create(
+    threadId: string,
+    body: RunCreateBody,
+    headers: IncomingHttpHeaders,
+    { threadMissing = false, unlessInterrupted = false } = {},
+  ): Promise<{ run_id: string; applied: number } | undefined> {
     // Remembered before the thread's waiting streams are woken, so they find the run in memory.
     const remember = ({ run, createdUs, newThread }: ProtocolRunCreated) => {
       const index = (run.kwargs as { protocol_index?: unknown }).protocol_index;
@@ -223,10 +256,13 @@ export class ProtocolService {
           index,
         });
     };
-    const { run, protocolPrior } = await this.deps.runs.createProtocolRun(threadId, body, headers, {
+    const created = await this.deps.runs.createProtocolRun(threadId, body, headers, {
       onCreated: remember,
       threadMissing,
+      unlessInterrupted,
     });
+    if (!created) return undefined;
+    const { run, protocolPrior } = created;
     // The thread's sequence number before any event of the new run, as its insert saw the
     // thread: at or above every event of the runs that already executed, below every event of a
     // run that has not.

@@ -27,6 +27,11 @@ export function openSession(
   log: FastifyBaseLogger,
 ): void {
   const subscriptions = new Map<string, AbortController>();
+  /**
+   * Whether the latest subscription's read found no protocol run on the thread (a new
+   * conversation): the next `run.start` then tries creating the thread before locking it.
+   */
+  let threadLooksNew: Promise<boolean> = Promise.resolve(false);
   const send = (frame: unknown) => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
   };
@@ -41,12 +46,16 @@ export function openSession(
       throw invalidArgument(`subscription.subscribe: ${issueMessage(parsed.error)}`);
     const filter = parsed.data;
     const controller = new AbortController();
-    const start = await service
-      .subscriptionCursor(threadId, filter.since, controller.signal)
-      .catch((err: unknown) => {
-        controller.abort();
-        throw err;
-      });
+    const cursor = service.subscriptionCursor(threadId, filter.since, controller.signal);
+    if (filter.since === undefined)
+      threadLooksNew = cursor.then(
+        ({ first }) => first !== undefined && first.run === undefined,
+        () => false,
+      );
+    const start = await cursor.catch((err: unknown) => {
+      controller.abort();
+      throw err;
+    });
     const subscriptionId = randomUUID();
     subscriptions.set(subscriptionId, controller);
     // The reply comes first, then the replayed events, then live ones.
@@ -110,6 +119,14 @@ export function openSession(
         subscription.abort();
         subscriptions.delete(subscription_id);
         send({ type: 'success', id: command.id, result: {}, meta: { thread_id: threadId } });
+        return;
+      }
+      if (command.method === 'run.start') {
+        // Sent right after `subscription.subscribe`, it waits for that read rather than
+        // making its own.
+        const looksNew = await threadLooksNew;
+        threadLooksNew = Promise.resolve(false);
+        send(await service.command(threadId, command, headers, looksNew));
         return;
       }
       send(await service.command(threadId, command, headers));

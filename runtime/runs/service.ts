@@ -128,8 +128,10 @@ interface PlannedRun {
   newThreadMetadata: Record<string, unknown>;
   /** The caller's authorization filter: an existing thread that does not match is not found. */
   threadFilter?: Record<string, unknown> | undefined;
-  /** The caller just read that the thread does not exist: creating it is tried first. */
+  /** The caller has reason to think the thread does not exist: creating it is tried first. */
   threadMissing?: boolean;
+  /** See `CreateOptions.unlessInterrupted`. */
+  unlessInterrupted?: boolean;
   run: NewRun;
   opening: { events: RunEvent[]; notify: { channel: string; payload: string } };
 }
@@ -156,6 +158,13 @@ interface CreateOptions {
   threadFilter?: Record<string, unknown> | undefined;
   /** See `PlannedRun.threadMissing`. */
   threadMissing?: boolean;
+  /**
+   * Create the run only on a thread with no interrupts recorded (or a new one), and only where
+   * the run's one statement can decide that: otherwise nothing is created and the caller gets
+   * undefined. Protocol `run.start` with input resumes a thread waiting at an interrupt instead,
+   * so it tries this before reading the thread's interrupts.
+   */
+  unlessInterrupted?: boolean;
   /** Runs once the creating transaction committed, before local readers are woken. */
   onCreated?: (created: CreatedRun) => void;
 }
@@ -166,6 +175,12 @@ export interface ProtocolRunCreated {
   protocolPrior: number;
   createdUs?: string;
   newThread: boolean;
+}
+
+/** How `createProtocolRun` creates a run (see `CreateOptions`). */
+interface ProtocolCreateOptions {
+  onCreated?: (created: ProtocolRunCreated) => void;
+  threadMissing?: boolean;
 }
 
 const protocolRunCreated = (created: CreatedRun): ProtocolRunCreated => ({
@@ -197,7 +212,7 @@ export class RunService {
     threadId: string | undefined,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders = {},
-    options: CreateOptions = {},
+    options: Omit<CreateOptions, 'unlessInterrupted'> = {},
   ): Promise<RunRow> {
     return (await this.createRun(threadId, body, requestHeaders, options)).run;
   }
@@ -205,34 +220,56 @@ export class RunService {
   /**
    * `create` for a run of the thread protocol (`kwargs.protocol`), with the highest place its
    * thread's protocol runs took before it (-1: none), read by the statement that inserted it.
+   * With `unlessInterrupted`, undefined when nothing was created (see `CreateOptions`).
    */
   async createProtocolRun(
     threadId: string,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders,
-    options: {
-      onCreated?: (created: ProtocolRunCreated) => void;
-      /** See `PlannedRun.threadMissing`. */
-      threadMissing?: boolean;
-    } = {},
-  ): Promise<ProtocolRunCreated> {
-    const { onCreated, threadMissing } = options;
+    options?: ProtocolCreateOptions & { unlessInterrupted?: false },
+  ): Promise<ProtocolRunCreated>;
+  async createProtocolRun(
+    threadId: string,
+    body: RunCreateBody,
+    requestHeaders: IncomingHttpHeaders,
+    options: ProtocolCreateOptions & { unlessInterrupted?: boolean },
+  ): Promise<ProtocolRunCreated | undefined>;
+  async createProtocolRun(
+    threadId: string,
+    body: RunCreateBody,
+    requestHeaders: IncomingHttpHeaders,
+    options: ProtocolCreateOptions & { unlessInterrupted?: boolean } = {},
+  ): Promise<ProtocolRunCreated | undefined> {
+    const { onCreated, threadMissing, unlessInterrupted } = options;
     // `protocol`: the run executes with LangGraph's v3 event stream (see RunExecutor).
     const created = await this.createRun(threadId, body, requestHeaders, {
       startHere: true,
       kwargs: { protocol: true },
       ...(threadMissing ? { threadMissing } : {}),
+      ...(unlessInterrupted ? { unlessInterrupted } : {}),
       ...(onCreated ? { onCreated: (c: CreatedRun) => onCreated(protocolRunCreated(c)) } : {}),
     });
-    return protocolRunCreated(created);
+    return created && protocolRunCreated(created);
   }
 
   private async createRun(
     threadId: string | undefined,
     body: RunCreateBody,
     requestHeaders: IncomingHttpHeaders,
+    options: CreateOptions & { unlessInterrupted?: false },
+  ): Promise<CreatedRun>;
+  private async createRun(
+    threadId: string | undefined,
+    body: RunCreateBody,
+    requestHeaders: IncomingHttpHeaders,
     options: CreateOptions,
-  ): Promise<CreatedRun> {
+  ): Promise<CreatedRun | undefined>;
+  private async createRun(
+    threadId: string | undefined,
+    body: RunCreateBody,
+    requestHeaders: IncomingHttpHeaders,
+    options: CreateOptions,
+  ): Promise<CreatedRun | undefined> {
     // Checked before the transaction: the URL rules may resolve the host.
     if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
     // Planned again with a fresh assistant, the run keeps its ids (and so its first event).
@@ -244,6 +281,7 @@ export class RunService {
       })),
       threadFilter: options.threadFilter,
       ...(options.threadMissing ? { threadMissing: true } : {}),
+      ...(options.unlessInterrupted ? { unlessInterrupted: true } : {}),
     });
     const dispatcher = this.deps.dispatcher;
     const start =
@@ -269,6 +307,7 @@ export class RunService {
         dispatcher?.adopt(run, created?.read);
       }
     }
+    if (!created) return undefined;
     options.onCreated?.(created);
     await this.announce(created);
     return created;
@@ -280,7 +319,7 @@ export class RunService {
     body: RunCreateBody,
     start: RunStart | undefined,
     fresh: () => Promise<PlannedRun>,
-  ): Promise<CreatedRun> {
+  ): Promise<CreatedRun | undefined> {
     try {
       return await this.insertOnce(planned, body, start, fresh);
     } catch (err) {
@@ -295,7 +334,7 @@ export class RunService {
     body: RunCreateBody,
     start: RunStart | undefined,
     fresh: () => Promise<PlannedRun>,
-  ): Promise<CreatedRun> {
+  ): Promise<CreatedRun | undefined> {
     // An `enqueue` run, or one on a new temporary thread, needs nothing from the runs already
     // there: one statement marks (or creates) the thread busy and inserts the run with its first
     // event. With `if_not_exists: create`, a missing thread is created by a second such statement
@@ -317,7 +356,7 @@ export class RunService {
       ] as const;
       const created = () =>
         threads.newBusyThread(thread_id, planned.newThreadMetadata, planned.assistantUnchanged);
-      const locked = () => threads.lockedBusyThread(...args);
+      const locked = () => threads.lockedBusyThread(...args, planned.unlessInterrupted);
       // A thread's first run on `if_not_exists: create` would otherwise cost a statement that
       // finds no thread to lock; another request may still create it first, hence the second.
       const attempts = planned.stateless
@@ -339,6 +378,8 @@ export class RunService {
         if (inserted) return { ...inserted, cancelled: [], newThread: thread === created };
       }
     }
+    // Whether the thread waits at an interrupt is for the caller to read now.
+    if (planned.unlessInterrupted) return undefined;
     // A remembered assistant may have changed (or the thread is missing): the transaction
     // works with the assistant as it is now.
     if (planned.assistantUnchanged) planned = await fresh();

@@ -252,14 +252,18 @@ export class ThreadService {
     return this.deps.store.insertBusyStatement(threadId, metadata, this.deps.defaultTtl, onlyIf);
   }
 
-  /** `lockForRun` as a statement for the runs store to embed in a run's insert (see above). */
+  /**
+   * `lockForRun` as a statement for the runs store to embed in a run's insert (see above). With
+   * `uninterrupted`, a thread with interrupts recorded is left alone as if missing.
+   */
   lockedBusyThread(
     threadId: string,
     metadata: Record<string, unknown>,
     onlyIf?: EmbeddedStatement,
     visibleTo?: AuthFilter,
+    uninterrupted = false,
   ): EmbeddedStatement {
-    return this.deps.store.lockBusyStatement(threadId, metadata, onlyIf, visibleTo);
+    return this.deps.store.lockBusyStatement(threadId, metadata, onlyIf, visibleTo, uninterrupted);
   }
 
   /**

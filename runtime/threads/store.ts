@@ -322,21 +322,24 @@ export class ThreadStore {
    * `lockBusy` and `insert` (busy) as statements another store runs inside its own, with
    * parameters numbered from `$first`; each returns the thread's id when it took effect.
    * With `visibleTo` (an authorization filter), a thread that does not match is left alone, as
-   * if missing: the check costs no statement of its own.
+   * if missing: the check costs no statement of its own. With `uninterrupted`, so is a thread
+   * that has any interrupts recorded: checked under the row's lock, where a read before the
+   * statement could be outdated by the time the run is inserted.
    */
   lockBusyStatement(
     threadId: string,
     metadata: Record<string, unknown>,
     onlyIf?: EmbeddedStatement,
     visibleTo?: AuthFilter,
+    uninterrupted = false,
   ): EmbeddedStatement {
     const own = [threadId, jsonb(metadata), ...(visibleTo ? [jsonb(visibleTo)] : [])];
     return {
       sql: (first) =>
         `UPDATE threads SET status = 'busy', metadata = metadata || $${first + 1}::jsonb, updated_at = now()
          WHERE thread_id = $${first}${visibleTo ? ` AND metadata @> $${first + 2}::jsonb` : ''}${
-           onlyIf ? ` AND ${onlyIf.sql(first + own.length)}` : ''
-         } RETURNING thread_id`,
+           uninterrupted ? ` AND interrupts = '{}'::jsonb` : ''
+         }${onlyIf ? ` AND ${onlyIf.sql(first + own.length)}` : ''} RETURNING thread_id`,
       values: [...own, ...(onlyIf?.values ?? [])],
     };
   }

@@ -203,8 +203,17 @@ describe('run.start on a thread waiting at an interrupt', () => {
   });
 });
 
+/** The run inserts among `texts`: locking an existing thread, or creating the thread with the run. */
+function inserts() {
+  const sent = texts.map((text) => text.trimStart());
+  return {
+    lock: sent.filter((t) => t.startsWith('WITH thread AS (UPDATE threads')).length,
+    create: sent.filter((t) => t.startsWith('WITH thread AS (INSERT INTO threads')).length,
+  };
+}
+
 describe('run.start over HTTP on a new thread, then again on it', () => {
-  it('creates the thread with the first run in one statement, and locks it for the second', async () => {
+  it('reads no interrupts: the lock checks them, and finds the existing thread at once', async () => {
     const threadId = randomUUID();
     const start = async () => {
       const res = await fetch(`${url}/threads/${threadId}/commands`, {
@@ -221,21 +230,17 @@ describe('run.start over HTTP on a new thread, then again on it', () => {
       expect(body.type).toBe('success');
       return body.result?.run_id;
     };
-    /** The run inserts sent: locking an existing thread, or creating the thread with the run. */
-    const inserts = () => {
-      const sent = texts.map((text) => text.trimStart());
-      return {
-        lock: sent.filter((t) => t.startsWith('WITH thread AS (UPDATE threads')).length,
-        create: sent.filter((t) => t.startsWith('WITH thread AS (INSERT INTO threads')).length,
-      };
-    };
     texts.length = 0;
+    named.length = 0;
     const first = await start();
-    // The interrupts read found no thread, so the insert that creates it went first, alone.
-    expect(inserts()).toEqual({ lock: 0, create: 1 });
+    // Nothing said the thread was new: the lock went first, found nothing, then the insert
+    // that creates the thread.
+    expect(inserts()).toEqual({ lock: 1, create: 1 });
     texts.length = 0;
     const second = await start();
+    // An existing thread waiting at no interrupt: one statement, the lock.
     expect(inserts()).toEqual({ lock: 1, create: 0 });
+    expect(named).not.toContain('threads.interrupts');
     expect(second).toBeDefined();
     expect(second).not.toBe(first);
     // Both are ordinary runs of the thread, and both end.
@@ -248,5 +253,44 @@ describe('run.start over HTTP on a new thread, then again on it', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(statuses).toEqual(['success', 'success']);
+  });
+});
+
+describe('subscription.subscribe then run.start on a WebSocket, on a new thread', () => {
+  it('creates the thread with the run in one statement, after the subscription found no run', async () => {
+    const threadId = randomUUID();
+    const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const ended = new Promise<void>((resolve) =>
+      socket.on('message', (raw) => {
+        const frame = JSON.parse((raw as Buffer).toString()) as Frame;
+        const data = frame.params?.data as { event?: string } | undefined;
+        if (frame.method === 'lifecycle' && data?.event === 'completed') resolve();
+      }),
+    );
+    texts.length = 0;
+    named.length = 0;
+    try {
+      // Back to back, as the JS SDK's protocol client sends them.
+      socket.send(
+        JSON.stringify({
+          id: 1,
+          method: 'subscription.subscribe',
+          params: { channels: ['lifecycle'] },
+        }),
+      );
+      socket.send(
+        JSON.stringify({
+          id: 2,
+          method: 'run.start',
+          params: { assistant_id: 'slow', input: { ticks: 1 } },
+        }),
+      );
+      await ended;
+    } finally {
+      socket.close();
+    }
+    expect(inserts()).toEqual({ lock: 0, create: 1 });
+    expect(named).not.toContain('threads.interrupts');
   });
 });
