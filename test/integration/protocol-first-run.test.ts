@@ -99,6 +99,12 @@ describe('a protocol run on a new thread, subscribed before run.start', () => {
   });
 });
 
+/** `subscription.subscribe` and `run.start` back to back, as the JS SDK's protocol client sends them. */
+function subscribeThenStart(socket: WebSocket, channels: string[], run: object): void {
+  socket.send(JSON.stringify({ id: 1, method: 'subscription.subscribe', params: { channels } }));
+  socket.send(JSON.stringify({ id: 2, method: 'run.start', params: run }));
+}
+
 /** Counts the system-call writes (`_write`, `_writev`) made on the server side of connections. */
 function countServerWrites(): { count: () => number; restore: () => void } {
   const proto = Socket.prototype as unknown as Record<
@@ -139,20 +145,10 @@ describe('a burst of events on a WebSocket', () => {
     );
     const writes = countServerWrites();
     try {
-      socket.send(
-        JSON.stringify({
-          id: 1,
-          method: 'subscription.subscribe',
-          params: { channels: ['custom', 'lifecycle'] },
-        }),
-      );
-      socket.send(
-        JSON.stringify({
-          id: 2,
-          method: 'run.start',
-          params: { assistant_id: 'burst', input: { n: 200 } },
-        }),
-      );
+      subscribeThenStart(socket, ['custom', 'lifecycle'], {
+        assistant_id: 'burst',
+        input: { n: 200 },
+      });
       await ended;
     } finally {
       writes.restore();
@@ -271,21 +267,7 @@ describe('subscription.subscribe then run.start on a WebSocket, on a new thread'
     texts.length = 0;
     named.length = 0;
     try {
-      // Back to back, as the JS SDK's protocol client sends them.
-      socket.send(
-        JSON.stringify({
-          id: 1,
-          method: 'subscription.subscribe',
-          params: { channels: ['lifecycle'] },
-        }),
-      );
-      socket.send(
-        JSON.stringify({
-          id: 2,
-          method: 'run.start',
-          params: { assistant_id: 'slow', input: { ticks: 1 } },
-        }),
-      );
+      subscribeThenStart(socket, ['lifecycle'], { assistant_id: 'slow', input: { ticks: 1 } });
       await ended;
     } finally {
       socket.close();
