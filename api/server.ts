@@ -3,7 +3,14 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
-import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
+import {
+  createPool,
+  migrate,
+  readMigrationDir,
+  startWait,
+  type Pool,
+  type StartWait,
+} from '../common/db/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { TraceKeyVerifier } from './auth/index.js';
 import { BulkExportPublisher } from './bulk-exports/index.js';
@@ -28,6 +35,8 @@ export interface ControlPlaneOptions {
   databaseUrl: string;
   logger: Logger;
   poolMax?: number;
+  /** How long start-up waits for the database to answer (default: one try). */
+  databaseWaitMs?: number;
   fieldManager?: string;
   bootstrap?: BootstrapSettings;
   /** Namespaces the api reads and writes namespaced resources in; empty: all. */
@@ -55,8 +64,12 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
-export function migrateControlPlaneDatabase(pool: Pool): Promise<number[]> {
-  return migrate(pool, { area: 'control-plane', migrations: readMigrationDir(MIGRATIONS_DIR) });
+export function migrateControlPlaneDatabase(pool: Pool, wait?: StartWait): Promise<number[]> {
+  return migrate(pool, {
+    area: 'control-plane',
+    migrations: readMigrationDir(MIGRATIONS_DIR),
+    wait,
+  });
 }
 
 export async function createControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -68,7 +81,10 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
   });
   pool.on('error', (err) => logger.error({ err }, 'idle database connection failed'));
   try {
-    const applied = await migrateControlPlaneDatabase(pool);
+    const applied = await migrateControlPlaneDatabase(
+      pool,
+      startWait(options.databaseWaitMs ?? 0, logger),
+    );
     if (applied.length) logger.info({ applied }, 'database migrated');
     const tenancy = new TenancyService(
       pool,

@@ -31,6 +31,7 @@ export async function runApi(
     databaseUrl: env.databaseUrl,
     logger,
     poolMax: env.poolMax,
+    databaseWaitMs: env.databaseWaitMs,
     fieldManager: env.fieldManager,
     watchNamespaces: env.watchNamespaces,
     bootstrap: env.bootstrap,

@@ -7,7 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadControlPlaneEnv, loadExportEnv } from '../common/config/index.js';
-import { createPool } from '../common/db/index.js';
+import {
+  DatabaseUnreachableError,
+  createPool,
+  firstConnection,
+  startWait,
+} from '../common/db/index.js';
 import { createLogger } from '../common/logging/index.js';
 import { createDestinationService, createExportParts } from '../exports/index.js';
 
@@ -41,6 +46,15 @@ export async function main(argv: string[]): Promise<number> {
     max: 3,
     applicationName: 'graphdock-export-run',
   });
+  try {
+    (await firstConnection(pool, startWait(env.databaseWaitMs, logger))).release();
+  } catch (err) {
+    await pool.end();
+    if (!(err instanceof DatabaseUnreachableError)) throw err;
+    // The Job's next pod tries again (its backoffLimit), as after any failed attempt.
+    process.stderr.write(`graphdock: ${err.message}\n`);
+    return EXIT_RETRY;
+  }
   try {
     const destinations = await createDestinationService(pool, logger, {
       encryptionKeys: env.bulkExport.encryptionKeys,

@@ -104,7 +104,9 @@ export async function main(argv: string[]): Promise<number> {
       err instanceof ConfigError ||
       err instanceof PortInUseError ||
       (err instanceof Error &&
-        ['ConfigFileError', 'GraphLoadError', 'UiBundleError'].includes(err.name))
+        ['ConfigFileError', 'GraphLoadError', 'UiBundleError', 'DatabaseUnreachableError'].includes(
+          err.name,
+        ))
     ) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;

@@ -2,7 +2,12 @@
 import module from 'node:module';
 import { join } from 'node:path';
 import { ConfigError, loadProcessEnv } from '../common/config/index.js';
-import { createPool, startPostgresServer, type PostgresServer } from '../common/db/index.js';
+import {
+  createPool,
+  startPostgresServer,
+  startWait,
+  type PostgresServer,
+} from '../common/db/index.js';
 import { createLogger, type Logger } from '../common/logging/index.js';
 import { startIdleTrim } from '../common/memory/index.js';
 import {
@@ -100,6 +105,7 @@ export async function runRuntime(options: ServeOptions): Promise<number> {
     controlPlaneAuth: env.controlPlaneAuth,
     logger,
     poolMax: env.poolMax,
+    databaseWaitMs: env.databaseWaitMs,
     runs: env.runs,
     crons: env.crons,
     webhooks: env.webhooks,
@@ -141,6 +147,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       controlPlaneAuth: env.controlPlaneAuth,
       logger,
       poolMax: env.poolMax,
+      databaseWaitMs: env.databaseWaitMs,
       runs: env.runs,
       crons: env.crons,
       webhooks: env.webhooks,
@@ -173,7 +180,7 @@ export async function runMigrate(): Promise<number> {
   const logger = createLogger({ level: env.logLevel });
   const pool = createPool({ url: env.databaseUrl, max: 2 });
   try {
-    const applied = await migrateRuntimeDatabase(pool);
+    const applied = await migrateRuntimeDatabase(pool, startWait(env.databaseWaitMs, logger));
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');
     return 0;
   } finally {

@@ -3,7 +3,14 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { validate as isUuid } from 'uuid';
-import { createPool, migrate, readMigrationDir, type Pool } from '../common/db/index.js';
+import {
+  createPool,
+  migrate,
+  readMigrationDir,
+  startWait,
+  type Pool,
+  type StartWait,
+} from '../common/db/index.js';
 import type { ProcessEnv } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
@@ -70,6 +77,8 @@ export interface RuntimeOptions {
   controlPlaneAuth?: ControlPlaneAuthSettings | undefined;
   logger: Logger;
   poolMax?: number;
+  /** How long start-up waits for the database to answer (default: one try). */
+  databaseWaitMs?: number;
   runs?: ProcessEnv['runs'];
   crons?: ProcessEnv['crons'];
   webhooks?: WebhookSettings;
@@ -122,9 +131,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function migrateRuntimeDatabase(pool: Pool): Promise<number[]> {
+export async function migrateRuntimeDatabase(pool: Pool, wait?: StartWait): Promise<number[]> {
   return migrate(pool, {
     area: 'runtime',
+    wait,
     migrations: readMigrationDir(MIGRATIONS_DIR),
     afterMigrations: () => new GraphdockCheckpointer(pool).setup(),
   });
@@ -180,7 +190,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   pool.on('error', (err) => logger.error({ err }, 'idle database connection failed'));
   try {
-    const applied = await migrateRuntimeDatabase(pool);
+    const applied = await migrateRuntimeDatabase(
+      pool,
+      startWait(options.databaseWaitMs ?? 0, logger),
+    );
     if (applied.length) logger.info({ applied }, 'database migrated');
 
     const checkpointer = new GraphdockCheckpointer(pool);

@@ -9,6 +9,8 @@ const ControlPlaneEnvSchema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_POOL_MAX: z.coerce.number().int().positive().default(10),
+  // How long start-up keeps trying a database that does not answer yet (0: one try).
+  GRAPHDOCK_DATABASE_WAIT_SECS: z.coerce.number().nonnegative().max(3600).default(30),
   /** The first API key; with it the first organization and workspace are created. */
   GRAPHDOCK_BOOTSTRAP_API_KEY: z.string().min(16).optional(),
   GRAPHDOCK_BOOTSTRAP_ORGANIZATION_NAME: z.string().min(1).default('default'),
@@ -33,6 +35,8 @@ export interface ControlPlaneEnv {
   databaseUrl: string | undefined;
   logLevel: string;
   poolMax: number;
+  /** GRAPHDOCK_DATABASE_WAIT_SECS, in ms: start-up's wait for a database that does not answer yet. */
+  databaseWaitMs: number;
   fieldManager: string;
   /** Empty: all namespaces. */
   watchNamespaces: string[];
@@ -65,6 +69,7 @@ export function loadControlPlaneEnv(env: NodeJS.ProcessEnv): Readonly<ControlPla
     databaseUrl: e.DATABASE_URL,
     logLevel: e.LOG_LEVEL,
     poolMax: e.DATABASE_POOL_MAX,
+    databaseWaitMs: e.GRAPHDOCK_DATABASE_WAIT_SECS * 1000,
     fieldManager: e.GRAPHDOCK_FIELD_MANAGER,
     watchNamespaces: e.GRAPHDOCK_WATCH_NAMESPACES,
     bulkExport: {

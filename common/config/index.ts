@@ -23,6 +23,8 @@ const EnvSchema = z.object({
   GRAPHDOCK_HOME: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_POOL_MAX: z.coerce.number().int().positive().default(20),
+  // How long start-up keeps trying a database that does not answer yet (0: one try).
+  GRAPHDOCK_DATABASE_WAIT_SECS: z.coerce.number().nonnegative().max(3600).default(30),
   N_JOBS_PER_WORKER: z.coerce.number().int().positive().default(10),
   // `graphdock runtime`'s processes in one pod, each its own replica (the operator sets it from
   // the deployment's CPU).
@@ -60,6 +62,8 @@ export interface ProcessEnv {
   home: string | undefined;
   logLevel: string;
   poolMax: number;
+  /** GRAPHDOCK_DATABASE_WAIT_SECS, in ms: start-up's wait for a database that does not answer yet. */
+  databaseWaitMs: number;
   /** Server processes `graphdock runtime` runs on one port, each acting as its own replica. */
   workers: number;
   /** After SIGTERM, how long `graphdock runtime` keeps serving (closing each connection) before it stops. */
@@ -145,6 +149,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
     home: e.GRAPHDOCK_HOME,
     logLevel: e.LOG_LEVEL,
     poolMax: e.DATABASE_POOL_MAX,
+    databaseWaitMs: e.GRAPHDOCK_DATABASE_WAIT_SECS * 1000,
     workers: e.GRAPHDOCK_WORKERS,
     shutdownDrainMs: e.GRAPHDOCK_SHUTDOWN_DRAIN_SECS * 1000,
     idleTrimSeconds: e.GRAPHDOCK_IDLE_TRIM_SECS,

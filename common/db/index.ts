@@ -19,6 +19,13 @@ export { StatementNames, type PreparedStatementOptions } from './prepared.js';
 export { parseByteaArray } from './bytea-array.js';
 export { jsonb, encodeJsonText, decodeJsonText } from './jsonb.js';
 export { PER_TURN, sameTurnReads } from './same-turn.js';
+export {
+  DatabaseUnreachableError,
+  describeDatabase,
+  firstConnection,
+  startWait,
+  type StartWait,
+} from './first-connection.js';
 export { isUnavailable, retryWhileUnavailable, type RetryOptions } from './unavailable.js';
 export {
   startPostgresServer,

@@ -2,6 +2,7 @@
 // replicas starting together serialise on it instead of racing.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { firstConnection, type StartWait } from './first-connection.js';
 import type { Pool, PoolClient } from './pool.js';
 
 export interface Migration {
@@ -16,6 +17,8 @@ export interface MigrateOptions {
   migrations: Migration[];
   /** Extra setup run while the lock is held (e.g. the checkpointer's own tables). */
   afterMigrations?: (client: PoolClient) => Promise<void>;
+  /** Migrating is a process's first use of its database: how long to wait for it to answer. */
+  wait?: StartWait;
 }
 
 const FILE_PATTERN = /^(\d+)_([\w-]+)\.sql$/;
@@ -33,7 +36,7 @@ export function readMigrationDir(dir: string): Migration[] {
 }
 
 export async function migrate(pool: Pool, options: MigrateOptions): Promise<number[]> {
-  const client = await pool.connect();
+  const client = await firstConnection(pool, options.wait);
   try {
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [
       `graphdock:migrate:${options.area}`,

@@ -28,6 +28,8 @@ export interface RetryOptions {
   signal?: AbortSignal | undefined;
   /** Called before each wait, with the error that caused it. */
   onRetry?: (err: unknown) => void;
+  /** Other failures worth waiting out, besides those `isUnavailable` counts. */
+  retryAlso?: (err: unknown) => boolean;
 }
 
 /** First pause between tries; it doubles up to the cap, so a database back is used within 1 s. */
@@ -49,8 +51,8 @@ export async function retryWhileUnavailable<T>(
     try {
       return await fn();
     } catch (err) {
-      if (!isUnavailable(err) || Date.now() + pause > deadline || options.signal?.aborted)
-        throw err;
+      const transient = isUnavailable(err) || options.retryAlso?.(err) === true;
+      if (!transient || Date.now() + pause > deadline || options.signal?.aborted) throw err;
       options.onRetry?.(err);
       await sleep(pause, options.signal);
       pause = Math.min(pause * 2, MAX_PAUSE_MS);

@@ -68,6 +68,16 @@ describe('process environment', () => {
     expect(loadProcessEnv({}).port).toBeUndefined();
     expect(() => loadProcessEnv({ PORT: 'http' })).toThrow(/PORT/);
   });
+
+  it('reads how long start-up waits for the database, in seconds', () => {
+    expect(loadProcessEnv({}).databaseWaitMs).toBe(30_000);
+    expect(loadProcessEnv({ GRAPHDOCK_DATABASE_WAIT_SECS: '2.5' }).databaseWaitMs).toBe(2500);
+    expect(loadProcessEnv({ GRAPHDOCK_DATABASE_WAIT_SECS: '0' }).databaseWaitMs).toBe(0);
+    for (const bad of ['-1', 'soon', '99999'])
+      expect(() => loadProcessEnv({ GRAPHDOCK_DATABASE_WAIT_SECS: bad })).toThrow(
+        /GRAPHDOCK_DATABASE_WAIT_SECS/,
+      );
+  });
 });
 
 describe('systemAssistantId', () => {

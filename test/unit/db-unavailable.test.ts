@@ -1,6 +1,6 @@
 // Which database errors are worth trying again, and how long they are tried.
 import { describe, expect, it } from 'vitest';
-import { isUnavailable, retryWhileUnavailable } from '../../common/db/index.js';
+import { describeDatabase, isUnavailable, retryWhileUnavailable } from '../../common/db/index.js';
 
 const coded = (code: string) => Object.assign(new Error(code), { code });
 
@@ -57,5 +57,37 @@ describe('retryWhileUnavailable', () => {
       }),
     ).rejects.toThrow('ECONNRESET');
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('also waits out what `retryAlso` names, and nothing else', async () => {
+    let calls = 0;
+    const value = await retryWhileUnavailable(
+      () => (++calls < 3 ? Promise.reject(coded('ENOTFOUND')) : Promise.resolve('ok')),
+      { withinMs: 5000, retryAlso: (err) => (err as { code?: string }).code === 'ENOTFOUND' },
+    );
+    expect([value, calls]).toEqual(['ok', 3]);
+    calls = 0;
+    const refused = () => (calls++, Promise.reject(coded('ENOTFOUND')));
+    await expect(retryWhileUnavailable(refused, { withinMs: 5000 })).rejects.toThrow('ENOTFOUND');
+    expect(calls).toBe(1);
+  });
+});
+
+describe('describeDatabase', () => {
+  it('names user, host, port and database, never the password', () => {
+    expect(describeDatabase('postgres://app:pw@db.internal:6432/agents?sslmode=require')).toBe(
+      'app@db.internal:6432/agents',
+    );
+    expect(describeDatabase('postgresql://db/agents')).toBe('db/agents');
+    expect(describeDatabase('postgres://u%40x:p@/agents?host=/run/postgresql')).toBe(
+      'u@x@/run/postgresql/agents',
+    );
+  });
+
+  it('says when there is nothing to name', () => {
+    expect(describeDatabase(undefined)).toBe('the configured database');
+    expect(describeDatabase('host=db user=app password=pw')).toBe(
+      'the configured database (DATABASE_URL is not a URL)',
+    );
   });
 });

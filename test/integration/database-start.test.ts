@@ -1,0 +1,137 @@
+// Start-up against a database that is not there yet, or not usable: every command that opens the
+// database waits for it within GRAPHDOCK_DATABASE_WAIT_SECS and then ends with one line that
+// names it (never its password), not the driver's stack trace. A database that comes up while
+// the command waits is used.
+import { spawn } from 'node:child_process';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../common/db/index.js';
+import { createTestDatabase, databaseUrl, type TestDatabase } from '../support/databases.js';
+import { EXAMPLES_CONFIG, REPO_ROOT, runCli } from '../support/server.js';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase(inject('pgAdminUrl'));
+});
+afterAll(() => db.drop());
+
+/** What a failed start printed: one `graphdock:` line and no stack frame, no password. */
+function expectCleanFailure(output: string, pattern: RegExp) {
+  const lines = output.split('\n').filter((l) => l.startsWith('graphdock: '));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+  expect(output).not.toMatch(/^\s+at /m);
+  expect(output).not.toContain('s3cret');
+}
+
+/** A URL of the test server with another user's password, on `port` of 127.0.0.1. */
+function urlOn(port: number, database = db.name) {
+  const url = new URL(db.url);
+  url.port = String(port);
+  url.password = 's3cret';
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+describe('a database that does not answer', () => {
+  it.each([
+    ['migrate', ['migrate']],
+    ['runtime', ['runtime', '--config', EXAMPLES_CONFIG, '--port', '0', '--host', '127.0.0.1']],
+    ['api', ['api', '--port', '0', '--host', '127.0.0.1']],
+  ])('`graphdock %s` waits, then says where it looked', async (_name, args) => {
+    const port = await freePort(); // nothing listens there
+    const started = Date.now();
+    const { code, output } = await runCli(args, {
+      DATABASE_URL: urlOn(port),
+      GRAPHDOCK_DATABASE_WAIT_SECS: '1',
+      GRAPHDOCK_AUTH_TYPE: 'noop',
+    });
+    expect(code).toBe(1);
+    expectCleanFailure(
+      output,
+      new RegExp(
+        `^graphdock: cannot reach PostgreSQL at postgres@127\\.0\\.0\\.1:${port}/${db.name} ` +
+          `\\(tried for \\d\\.\\d s\\): connect ECONNREFUSED`,
+      ),
+    );
+    // The wait was logged, with the same place and no password.
+    expect(output).toContain('"msg":"waiting for PostgreSQL"');
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it('`graphdock export-run` exits for a retry (1) with the same line', async () => {
+    const port = await freePort();
+    const { code, output } = await runCli(['export-run', '00000000-0000-4000-8000-000000000000'], {
+      DATABASE_URL: urlOn(port),
+      GRAPHDOCK_DATABASE_WAIT_SECS: '0',
+    });
+    expect(code).toBe(1);
+    expectCleanFailure(output, /^graphdock: cannot use PostgreSQL at postgres@127\.0\.0\.1:\d+\//);
+  });
+});
+
+describe('a database that answers with a refusal', () => {
+  it('is not waited for: a missing database ends the start at once', async () => {
+    const started = Date.now();
+    const { code, output } = await runCli(['migrate'], {
+      DATABASE_URL: databaseUrl(db.url, 'graphdock_no_such_database'),
+      GRAPHDOCK_DATABASE_WAIT_SECS: '60',
+    });
+    expect(code).toBe(1);
+    expectCleanFailure(
+      output,
+      /^graphdock: cannot use PostgreSQL at .*\/graphdock_no_such_database: database "graphdock_no_such_database" does not exist$/,
+    );
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+});
+
+describe('a database that comes up during the wait', () => {
+  let forwarder: Server | undefined;
+  const sockets = new Set<Socket>();
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => (forwarder ? forwarder.close(r) : r(undefined)));
+  });
+
+  it('is migrated once it answers', async () => {
+    // The test's PostgreSQL, reachable on `port` only once the command has said it waits: until
+    // then nothing listens there, as while a database pod starts.
+    const target = new URL(db.url);
+    const port = await freePort();
+    const url = new URL(db.url);
+    url.port = String(port);
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'graphdock.mjs'), 'migrate'], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: url.toString(),
+        GRAPHDOCK_DATABASE_WAIT_SECS: '60',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const open = () => {
+      forwarder = createServer((inbound) => {
+        const outbound = connect(Number(target.port), target.hostname);
+        sockets.add(inbound).add(outbound);
+        inbound.pipe(outbound).pipe(inbound);
+        const close = () => (inbound.destroy(), outbound.destroy());
+        inbound.on('error', close).on('close', close);
+        outbound.on('error', close).on('close', close);
+      }).listen(port, '127.0.0.1');
+    };
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!forwarder && output.includes('"msg":"waiting for PostgreSQL"')) open();
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(output).toContain('"msg":"waiting for PostgreSQL"');
+    expect(code).toBe(0);
+    expect(output).not.toContain('graphdock: ');
+  });
+});
