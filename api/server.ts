@@ -25,7 +25,7 @@ import {
   createExportParts,
   type ExportSettings,
 } from '../exports/index.js';
-import { loadExportEnv, type ExportEnv } from '../common/config/index.js';
+import { loadDefaultKubeConfig, loadExportEnv, type ExportEnv } from '../common/config/index.js';
 
 const require = createRequire(import.meta.url);
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
@@ -112,8 +112,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
 
     let kubeConfig = options.kubeConfig;
     if (!kubeConfig) {
-      kubeConfig = new KubeConfig();
-      kubeConfig.loadFromDefault();
+      kubeConfig = loadDefaultKubeConfig(new KubeConfig());
     }
     const kube = (options.kubeResources ?? ((...args) => new KubeResources(...args)))(
       kubeConfig,

@@ -1,6 +1,7 @@
 // The operator's composition root: informers feed a keyed work queue, whose workers reconcile
 // only while this replica holds the leader-election lease.
 import { KubeConfig, type V1Deployment, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { loadDefaultKubeConfig } from '../common/config/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { createMetricsRegistry } from '../common/metrics/index.js';
 import { API_VERSION, BULK_EXPORT, LABELS } from '../common/resources/index.js';
@@ -78,8 +79,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const { logger } = options;
   let kubeConfig = options.kubeConfig;
   if (!kubeConfig) {
-    kubeConfig = new KubeConfig();
-    kubeConfig.loadFromDefault();
+    kubeConfig = loadDefaultKubeConfig(new KubeConfig());
   }
   reuseConnections(kubeConfig);
   const registry = createMetricsRegistry();

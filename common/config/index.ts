@@ -180,4 +180,5 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
 export { loadControlPlaneEnv, ORGANIZATION_PLANS, type ControlPlaneEnv } from './control-plane.js';
 export { loadOperatorEnv, type OperatorEnv, type ExportJobSettings } from './operator.js';
 export { parseWatchNamespaces } from './watch-namespaces.js';
+export { loadDefaultKubeConfig } from './kubeconfig.js';
 export { loadExportEnv, type ExportEnv, type ExportRunnerSettings } from './exports.js';

@@ -1,7 +1,8 @@
-// Start-up against a database that is not there yet, or not usable: every command that opens the
-// database waits for it within GRAPHDOCK_DATABASE_WAIT_SECS and then ends with one line that
-// names it (never its password), not the driver's stack trace. A database that comes up while
-// the command waits is used.
+// Start-ups that cannot go on end with one `graphdock:` line that says why, not a stack trace.
+// A database that is not there yet, or not usable: every command that opens it waits for it
+// within GRAPHDOCK_DATABASE_WAIT_SECS, then names it (never its password); one that comes up
+// while the command waits is used. A kubeconfig that cannot be read stops the api and the
+// operator.
 import { spawn } from 'node:child_process';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -133,5 +134,22 @@ describe('a database that comes up during the wait', () => {
     expect(output).toContain('"msg":"waiting for PostgreSQL"');
     expect(code).toBe(0);
     expect(output).not.toContain('graphdock: ');
+  });
+});
+
+describe('a kubeconfig that cannot be read', () => {
+  it.each([
+    ['api', ['api', '--port', '0', '--host', '127.0.0.1'], 1],
+    ['operator', ['operator', '--compute-id', 'start-failures'], 2],
+  ])('stops `graphdock %s`, naming the file', async (_name, args, exitCode) => {
+    const { code, output } = await runCli(args, {
+      DATABASE_URL: db.url,
+      KUBECONFIG: '/nonexistent/kubeconfig',
+    });
+    expect(code).toBe(exitCode);
+    expectCleanFailure(
+      output,
+      /^graphdock: cannot load the Kubernetes configuration \(KUBECONFIG, .*\): ENOENT: .*'\/nonexistent\/kubeconfig'$/,
+    );
   });
 });
