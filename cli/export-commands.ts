@@ -9,12 +9,17 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadControlPlaneEnv, loadExportEnv } from '../common/config/index.js';
 import {
   DatabaseUnreachableError,
+  MigrationError,
   createPool,
   firstConnection,
   startWait,
 } from '../common/db/index.js';
 import { createLogger } from '../common/logging/index.js';
-import { createDestinationService, createExportParts } from '../exports/index.js';
+import {
+  createDestinationService,
+  createExportParts,
+  type DestinationService,
+} from '../exports/index.js';
 
 export const EXIT_RETRY = 1;
 export const EXIT_FAILED = 3;
@@ -46,21 +51,22 @@ export async function main(argv: string[]): Promise<number> {
     max: 3,
     applicationName: 'graphdock-export-run',
   });
+  let destinations: DestinationService;
   try {
     (await firstConnection(pool, startWait(env.databaseWaitMs, logger))).release();
+    destinations = await createDestinationService(pool, logger, {
+      encryptionKeys: env.bulkExport.encryptionKeys,
+      allowDefaultCredentials: env.bulkExport.allowDefaultCredentials,
+      s3: { requestTimeoutMs: env.bulkExport.s3TimeoutMs },
+    });
   } catch (err) {
     await pool.end();
-    if (!(err instanceof DatabaseUnreachableError)) throw err;
+    if (!(err instanceof DatabaseUnreachableError || err instanceof MigrationError)) throw err;
     // The Job's next pod tries again (its backoffLimit), as after any failed attempt.
     process.stderr.write(`graphdock: ${err.message}\n`);
     return EXIT_RETRY;
   }
   try {
-    const destinations = await createDestinationService(pool, logger, {
-      encryptionKeys: env.bulkExport.encryptionKeys,
-      allowDefaultCredentials: env.bulkExport.allowDefaultCredentials,
-      s3: { requestTimeoutMs: env.bulkExport.s3TimeoutMs },
-    });
     const { runner, store } = createExportParts(pool, destinations, exportEnv, logger);
     const owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
     // A run just failed waits out its retry delay (and a dead pod's lease) before it is claimable.

@@ -104,9 +104,13 @@ export async function main(argv: string[]): Promise<number> {
       err instanceof ConfigError ||
       err instanceof PortInUseError ||
       (err instanceof Error &&
-        ['ConfigFileError', 'GraphLoadError', 'UiBundleError', 'DatabaseUnreachableError'].includes(
-          err.name,
-        ))
+        [
+          'ConfigFileError',
+          'GraphLoadError',
+          'UiBundleError',
+          'DatabaseUnreachableError',
+          'MigrationError',
+        ].includes(err.name))
     ) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;

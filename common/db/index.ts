@@ -5,7 +5,13 @@ export {
   type PoolClient,
   type PoolOptions,
 } from './pool.js';
-export { migrate, readMigrationDir, type Migration, type MigrateOptions } from './migrator.js';
+export {
+  MigrationError,
+  migrate,
+  readMigrationDir,
+  type Migration,
+  type MigrateOptions,
+} from './migrator.js';
 export {
   SqlParams,
   isoFromUtcText,

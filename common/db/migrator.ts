@@ -35,54 +35,91 @@ export function readMigrationDir(dir: string): Migration[] {
     .sort((a, b) => a.version - b.version);
 }
 
+/**
+ * Migrations could not be applied; for a missing privilege the message names the role and the
+ * grant it needs.
+ */
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
 export async function migrate(pool: Pool, options: MigrateOptions): Promise<number[]> {
   const client = await firstConnection(pool, options.wait);
   try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [
-      `graphdock:migrate:${options.area}`,
-    ]);
-    try {
-      await client.query(`CREATE TABLE IF NOT EXISTS graphdock_migrations (
-        area text NOT NULL,
-        version integer NOT NULL,
-        name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (area, version))`);
-      const { rows } = await client.query<{ version: number }>(
-        'SELECT version FROM graphdock_migrations WHERE area = $1',
-        [options.area],
-      );
-      const done = new Set(rows.map((r) => r.version));
-      const applied: number[] = [];
-      for (const m of options.migrations) {
-        if (done.has(m.version)) continue;
-        await client.query('BEGIN');
-        try {
-          await client.query(m.sql);
-          await client.query(
-            'INSERT INTO graphdock_migrations (area, version, name) VALUES ($1, $2, $3)',
-            [options.area, m.version, m.name],
-          );
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK');
-          throw new Error(
-            `migration ${options.area}/${m.version}_${m.name} failed: ${(err as Error).message}`,
-            {
-              cause: err,
-            },
-          );
-        }
-        applied.push(m.version);
-      }
-      await options.afterMigrations?.(client);
-      return applied;
-    } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [
-        `graphdock:migrate:${options.area}`,
-      ]);
-    }
+    return await applyMigrations(client, options);
+  } catch (err) {
+    throw new MigrationError(failure(err, options.area, client), { cause: err });
   } finally {
     client.release();
+  }
+}
+
+/** PostgreSQL 15 and later no longer let every role create tables in `public`. */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/** The role and database a pooled client connected as (pg's Client has both). */
+interface Connected {
+  user?: string;
+  database?: string;
+}
+
+function failure(err: unknown, area: string, { user, database }: Connected): string {
+  const reason = err instanceof Error ? err.message : String(err);
+  const text = `cannot migrate the ${area} tables: ${reason}`;
+  const code = ((err as { cause?: { code?: unknown } }).cause ?? err) as { code?: unknown };
+  if (code.code !== INSUFFICIENT_PRIVILEGE) return text;
+  // Tables need CREATE on the schema; the `cube` extension (trusted) needs CREATE on the database.
+  const role = user ?? '<role>';
+  const db = database ?? '<database>';
+  return (
+    `${text} (the role "${role}" must own the database, or be granted CREATE on it and on its ` +
+    `schema: GRANT CREATE ON DATABASE ${db} TO ${role}; GRANT CREATE ON SCHEMA public TO ${role})`
+  );
+}
+
+async function applyMigrations(client: PoolClient, options: MigrateOptions): Promise<number[]> {
+  await client.query('SELECT pg_advisory_lock(hashtext($1))', [
+    `graphdock:migrate:${options.area}`,
+  ]);
+  try {
+    await client.query(`CREATE TABLE IF NOT EXISTS graphdock_migrations (
+      area text NOT NULL,
+      version integer NOT NULL,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (area, version))`);
+    const { rows } = await client.query<{ version: number }>(
+      'SELECT version FROM graphdock_migrations WHERE area = $1',
+      [options.area],
+    );
+    const done = new Set(rows.map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of options.migrations) {
+      if (done.has(m.version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query(
+          'INSERT INTO graphdock_migrations (area, version, name) VALUES ($1, $2, $3)',
+          [options.area, m.version, m.name],
+        );
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(
+          `migration ${options.area}/${m.version}_${m.name} failed: ${(err as Error).message}`,
+          {
+            cause: err,
+          },
+        );
+      }
+      applied.push(m.version);
+    }
+    await options.afterMigrations?.(client);
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [
+      `graphdock:migrate:${options.area}`,
+    ]);
   }
 }

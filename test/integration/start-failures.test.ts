@@ -1,11 +1,13 @@
 // Start-ups that cannot go on end with one `graphdock:` line that says why, not a stack trace.
 // A database that is not there yet, or not usable: every command that opens it waits for it
 // within GRAPHDOCK_DATABASE_WAIT_SECS, then names it (never its password); one that comes up
-// while the command waits is used. A kubeconfig that cannot be read stops the api and the
-// operator.
+// while the command waits is used. A role that may not create tables is told the grant it needs.
+// A kubeconfig that cannot be read stops the api and the operator.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../common/db/index.js';
 import { createTestDatabase, databaseUrl, type TestDatabase } from '../support/databases.js';
@@ -151,5 +153,53 @@ describe('a kubeconfig that cannot be read', () => {
       output,
       /^graphdock: cannot load the Kubernetes configuration \(KUBECONFIG, .*\): ENOENT: .*'\/nonexistent\/kubeconfig'$/,
     );
+  });
+});
+
+describe('a role that may not create tables', () => {
+  const suffix = randomBytes(4).toString('hex');
+  const role = `gd_limited_${suffix}`;
+  const database = `gd_limited_${suffix}`;
+  const admin = () => new pg.Client({ connectionString: inject('pgAdminUrl') });
+  beforeAll(async () => {
+    const c = admin();
+    await c.connect();
+    await c.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
+    await c.query(`CREATE DATABASE ${database}`);
+    await c.end();
+  });
+  afterAll(async () => {
+    const c = admin();
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await c.query(`DROP ROLE IF EXISTS ${role}`);
+    await c.end();
+  });
+
+  it('is told the grant it needs, and the grant is enough', async () => {
+    const url = new URL(databaseUrl(inject('pgAdminUrl'), database));
+    url.username = role;
+    url.password = 'x';
+    const env = { DATABASE_URL: url.toString(), GRAPHDOCK_DATABASE_WAIT_SECS: '0' };
+    const refused = await runCli(['migrate'], env);
+    expect(refused.code).toBe(1);
+    expectCleanFailure(
+      refused.output,
+      new RegExp(
+        `^graphdock: cannot migrate the runtime tables: permission denied for schema public ` +
+          `\\(the role "${role}" must own the database, or be granted CREATE on it and on its ` +
+          `schema: GRANT CREATE ON DATABASE ${database} TO ${role}; ` +
+          `GRANT CREATE ON SCHEMA public TO ${role}\\)$`,
+      ),
+    );
+    // As the message says, on the database itself.
+    const owner = new pg.Client({ connectionString: databaseUrl(inject('pgAdminUrl'), database) });
+    await owner.connect();
+    await owner.query(`GRANT CREATE ON DATABASE ${database} TO ${role}`);
+    await owner.query(`GRANT CREATE ON SCHEMA public TO ${role}`);
+    await owner.end();
+    const granted = await runCli(['migrate'], env);
+    expect(granted.output).not.toContain('graphdock: ');
+    expect(granted.code).toBe(0);
   });
 });
