@@ -115,6 +115,16 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+function readKeysFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(
+      `GRAPHDOCK_API_KEYS_FILE: cannot read ${path}: ${(err as Error).message}`,
+    );
+  }
+}
+
 export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -125,7 +135,7 @@ export function loadProcessEnv(env: NodeJS.ProcessEnv): Readonly<ProcessEnv> {
   const apiKeys = [...e.GRAPHDOCK_API_KEYS];
   if (e.GRAPHDOCK_API_KEYS_FILE) {
     // One key per line, as mounted from a Kubernetes Secret.
-    const text = readFileSync(e.GRAPHDOCK_API_KEYS_FILE, 'utf8');
+    const text = readKeysFile(e.GRAPHDOCK_API_KEYS_FILE);
     apiKeys.push(...text.split(/\s+/).filter(Boolean));
   }
   if (!e.GRAPHDOCK_CONTROL_PLANE_URL !== !e.GRAPHDOCK_WORKSPACE_ID)

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadProcessEnv } from '../../common/config/index.js';
+import { ConfigError, loadProcessEnv } from '../../common/config/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from '../../runtime/config/index.js';
 import { systemAssistantId } from '../../runtime/graphs/index.js';
 
@@ -61,6 +61,14 @@ describe('process environment', () => {
     expect(env.apiKeys).toEqual(['k1', 'k2', 'k3', 'k4']);
     expect(env.logLevel).toBe('info');
     expect(() => loadProcessEnv({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+  });
+
+  it('names a key file it cannot read, as a ConfigError', () => {
+    const missing = join(mkdtempSync(join(tmpdir(), 'gd-keys-')), 'absent');
+    expect(() => loadProcessEnv({ GRAPHDOCK_API_KEYS_FILE: missing })).toThrow(ConfigError);
+    expect(() => loadProcessEnv({ GRAPHDOCK_API_KEYS_FILE: missing })).toThrow(
+      `GRAPHDOCK_API_KEYS_FILE: cannot read ${missing}: ENOENT`,
+    );
   });
 
   it("reads the runtime's PORT, as the official server does", () => {
