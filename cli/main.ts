@@ -99,19 +99,7 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (err) {
-    // By name: the runtime's error classes live in modules this command may not have loaded.
-    if (
-      err instanceof ConfigError ||
-      err instanceof PortInUseError ||
-      (err instanceof Error &&
-        [
-          'ConfigFileError',
-          'GraphLoadError',
-          'UiBundleError',
-          'DatabaseUnreachableError',
-          'MigrationError',
-        ].includes(err.name))
-    ) {
+    if (err instanceof ConfigError || err instanceof PortInUseError || isStartupError(err)) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;
     }
@@ -138,4 +126,30 @@ async function runPrimary(
   const logger = createLogger({ level: env.logLevel }).child({ primary: process.pid });
   logger.info({ workers: count, port }, 'starting workers');
   return superviseWorkers({ count, logger });
+}
+
+/** Errors that stop a start for a reason its message gives: their line is all a user needs. */
+const STARTUP_ERRORS = new Set([
+  'ConfigFileError',
+  'GraphLoadError',
+  'UiBundleError',
+  'DatabaseUnreachableError',
+  'MigrationError',
+]);
+
+/**
+ * By class name along the prototype chain (an `AuthLoadError` is a `ConfigFileError`): the
+ * runtime's error classes live in modules this command may not have loaded.
+ */
+function isStartupError(err: unknown): err is Error {
+  if (!(err instanceof Error)) return false;
+  for (
+    let proto: unknown = Object.getPrototypeOf(err);
+    proto && proto !== Error.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    if (STARTUP_ERRORS.has((proto as { constructor: { name: string } }).constructor.name))
+      return true;
+  }
+  return false;
 }

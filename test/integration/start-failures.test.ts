@@ -2,10 +2,13 @@
 // A database that is not there yet, or not usable: every command that opens it waits for it
 // within GRAPHDOCK_DATABASE_WAIT_SECS, then names it (never its password); one that comes up
 // while the command waits is used. A role that may not create tables is told the grant it needs.
-// A kubeconfig that cannot be read stops the api and the operator.
+// A kubeconfig that cannot be read stops the api and the operator; a project module that cannot
+// be loaded stops the runtime.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -201,5 +204,35 @@ describe('a role that may not create tables', () => {
     const granted = await runCli(['migrate'], env);
     expect(granted.output).not.toContain('graphdock: ');
     expect(granted.code).toBe(0);
+  });
+});
+
+describe('a project module that cannot be loaded', () => {
+  const echo = `${join(REPO_ROOT, 'examples', 'graphs', 'echo.ts')}:graph`;
+  it.each([
+    [
+      'auth.path',
+      { auth: { path: './nope.ts:auth' } },
+      /^graphdock: Failed to load auth\.path "\.\/nope\.ts:auth" .*: file not found$/,
+    ],
+    [
+      'http.app',
+      { http: { app: './nope.ts:app' } },
+      /^graphdock: Failed to load http\.app "\.\/nope\.ts:app" .*: file not found$/,
+    ],
+    [
+      'store.index.embed',
+      { store: { index: { embed: 'openai:text-embedding-3-small', dims: 1536 } } },
+      /^graphdock: store\.index\.embed: "openai:text-embedding-3-small" names an embedding provider/,
+    ],
+  ])('stops the runtime at %s, in one line', async (_key, extra, pattern) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gd-start-'));
+    writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { echo }, ...extra }));
+    const { code, output } = await runCli(
+      ['runtime', '--config', join(dir, 'langgraph.json'), '--port', '0', '--host', '127.0.0.1'],
+      { DATABASE_URL: db.url },
+    );
+    expect(code).toBe(1);
+    expectCleanFailure(output, pattern);
   });
 });
