@@ -135,6 +135,7 @@ const STARTUP_ERRORS = new Set([
   'UiBundleError',
   'DatabaseUnreachableError',
   'MigrationError',
+  'EmbeddedPostgresError',
 ]);
 
 /**

@@ -34,6 +34,7 @@ export {
 } from './first-connection.js';
 export { isUnavailable, retryWhileUnavailable, type RetryOptions } from './unavailable.js';
 export {
+  EmbeddedPostgresError,
   startPostgresServer,
   freePort,
   type PostgresServer,

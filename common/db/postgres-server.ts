@@ -23,6 +23,26 @@ export interface PostgresServer {
   stop(): Promise<void>;
 }
 
+/** The embedded server could not be set up or started; the message carries PostgreSQL's reason. */
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+}
+
+/** PostgreSQL's own account of a failure: its FATAL, PANIC, ERROR and HINT lines, else its last. */
+function reasonIn(log: string): string {
+  const lines = log
+    .split('\n')
+    .map((l) =>
+      l
+        .replace(/^\d{4}-\d\d-\d\d [\d:.]+ \w+ \[\d+\] /, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter(Boolean);
+  const told = lines.filter((l) => /^(FATAL|PANIC|ERROR|HINT):/.test(l));
+  return (told.length ? told : lines.slice(-3)).join('; ') || 'no output';
+}
+
 /** Postgres refuses to run as root; when we are root the server runs as `nobody`. */
 const UNPRIVILEGED_UID = 65534;
 
@@ -66,17 +86,29 @@ function ensureOwned(dir: string, id: { uid: number; gid: number } | undefined):
 function initCluster(bin: string, dataDir: string, id: { uid: number; gid: number } | undefined) {
   ensureOwned(dirname(dataDir), id);
   ensureOwned(dataDir, id);
-  execFileSync(
-    join(bin, 'initdb'),
-    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
-    { stdio: 'pipe', ...(id ?? {}) },
-  );
+  try {
+    execFileSync(
+      join(bin, 'initdb'),
+      ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      { stdio: 'pipe', ...(id ?? {}) },
+    );
+  } catch (err) {
+    const stderr = (err as { stderr?: Buffer | string }).stderr;
+    const output = stderr ? stderr.toString() : (err as Error).message;
+    throw new EmbeddedPostgresError(`initdb of ${dataDir} failed: ${reasonIn(output)}`);
+  }
 }
 
-async function waitReady(url: string, child: ChildProcess, log: () => string): Promise<void> {
+async function waitReady(
+  url: string,
+  child: ChildProcess,
+  log: () => string,
+  dataDir: string,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`postgres exited early:\n${log()}`);
+    if (child.exitCode !== null)
+      throw new EmbeddedPostgresError(`PostgreSQL in ${dataDir} did not start: ${reasonIn(log())}`);
     const client = new pg.Client({ connectionString: url });
     try {
       await client.connect();
@@ -84,7 +116,10 @@ async function waitReady(url: string, child: ChildProcess, log: () => string): P
       return;
     } catch {
       await client.end().catch(() => undefined);
-      if (Date.now() > deadline) throw new Error(`postgres did not start in 30 s:\n${log()}`);
+      if (Date.now() > deadline)
+        throw new EmbeddedPostgresError(
+          `PostgreSQL in ${dataDir} did not answer within 30 s: ${reasonIn(log())}`,
+        );
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -126,7 +161,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   child.stderr?.on('data', collect);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   try {
-    await waitReady(url, child, () => output);
+    await waitReady(url, child, () => output, dataDir);
   } catch (err) {
     child.kill('SIGKILL');
     throw err;

@@ -3,10 +3,10 @@
 // within GRAPHDOCK_DATABASE_WAIT_SECS, then names it (never its password); one that comes up
 // while the command waits is used. A role that may not create tables is told the grant it needs.
 // A kubeconfig that cannot be read stops the api and the operator; a project module that cannot
-// be loaded stops the runtime.
+// be loaded stops the runtime. A second `graphdock dev` on a folder in use says so.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../common/db/index.js';
 import { createTestDatabase, databaseUrl, type TestDatabase } from '../support/databases.js';
-import { EXAMPLES_CONFIG, REPO_ROOT, runCli } from '../support/server.js';
+import { EXAMPLES_CONFIG, REPO_ROOT, runCli, startServer } from '../support/server.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -234,5 +234,31 @@ describe('a project module that cannot be loaded', () => {
     );
     expect(code).toBe(1);
     expectCleanFailure(output, pattern);
+  });
+});
+
+describe('a second `graphdock dev` on the same folder', () => {
+  it("is stopped by PostgreSQL's lock, in one line, and the first goes on", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'gd-dev-home-'));
+    const env = { GRAPHDOCK_HOME: home, DATABASE_URL: undefined };
+    const first = await startServer({ command: 'dev', env });
+    try {
+      const { code, output } = await runCli(
+        ['dev', '--config', EXAMPLES_CONFIG, '--port', '0', '--host', '127.0.0.1'],
+        env,
+      );
+      expect(code).toBe(1);
+      expectCleanFailure(
+        output,
+        new RegExp(
+          `^graphdock: PostgreSQL in ${home}/pgdata did not start: FATAL: lock file "postmaster\\.pid" ` +
+            `already exists; HINT: Is another postmaster \\(PID \\d+\\) running in data directory`,
+        ),
+      );
+      expect((await fetch(`${first.url}/ok`)).status).toBe(200);
+    } finally {
+      expect(await first.stop()).toBe(0);
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
