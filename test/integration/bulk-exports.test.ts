@@ -347,6 +347,10 @@ describe('bulk exports', () => {
   it('spawns a scheduled export window per interval once it has ended, and cancels', async () => {
     await setup();
     const hour = 3_600_000;
+    // Three hours ended before now, and a fourth that has not: a start within seconds of an hour's
+    // end would see the server's clock already past it. Wait such a turn out.
+    const toNextHour = hour - (Date.now() % hour);
+    if (toNextHour < 5000) await new Promise((r) => setTimeout(r, toNextHour + 200));
     const start = Math.floor(Date.now() / hour) * hour - 3 * hour;
     const created = await createExport({
       start_time: new Date(start).toISOString(),
@@ -356,9 +360,13 @@ describe('bulk exports', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body.status).toBe('IntervalScheduled');
     const id = created.body.id as string;
-    const spawned = (await call('GET', '/bulk-exports?limit=1000')).body.filter(
-      (e) => e.source_bulk_export_id === id,
-    );
+    // Spawned at creation, or by the scheduler's next turn when its pass was already under way.
+    const spawned = await until('three windows spawned', async () => {
+      const all = (await call('GET', '/bulk-exports?limit=1000')).body.filter(
+        (e) => e.source_bulk_export_id === id,
+      );
+      return all.length >= 3 ? all : undefined;
+    });
     expect(spawned.map((e) => [e.start_time, e.end_time]).sort()).toEqual(
       [0, 1, 2].map((i) => [
         new Date(start + i * hour).toISOString().replace('Z', '000Z'),
