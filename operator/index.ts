@@ -13,6 +13,7 @@ export {
   workloadName,
   envSecretName,
   databaseSecretName,
+  lastWords,
   rolloutState,
   revisionOutcome,
   exportJob,

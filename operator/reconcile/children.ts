@@ -186,6 +186,9 @@ export function workload(
                 ...tracesEnv(deployment, settings),
               ],
               envFrom: [{ secretRef: { name: envSecretName(id) } }],
+              // A start that fails says why in its last log line; kubelet keeps that tail as the
+              // termination message, which a crash loop's DEPLOY_FAILED message quotes.
+              terminationMessagePolicy: 'FallbackToLogsOnError',
               readinessProbe: readiness,
               livenessProbe: liveness,
               ...(requests || limits ? { resources: { requests, limits } } : {}),

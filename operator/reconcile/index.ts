@@ -19,7 +19,7 @@ export {
 } from './export-jobs.js';
 export { TraceKeyStep } from './trace-key.js';
 export { ListenerHeartbeat, degradedCondition, unwatchedNamespaces } from './heartbeat.js';
-export { rolloutState, type RolloutState } from './rollout.js';
+export { lastWords, rolloutState, type RolloutState } from './rollout.js';
 export { revisionOutcome } from './statuses.js';
 export { mergeConditions, sameStatus } from './conditions.js';
 export * as children from './children.js';

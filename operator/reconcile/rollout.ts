@@ -48,8 +48,10 @@ export function podFailure(
         };
       if (waiting?.reason === 'CrashLoopBackOff' && c.restartCount >= CRASH_LOOP_RESTARTS) {
         const last = c.lastState?.terminated;
+        const said = last?.message ? lastWords(last.message) : undefined;
         const exit = last
-          ? `; last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}`
+          ? `; last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` +
+            (said ? `: ${said}` : '')
           : '';
         return {
           reason: 'CrashLoopBackOff',
@@ -59,6 +61,32 @@ export function podFailure(
     }
   }
   return undefined;
+}
+
+/** The most a revision's message quotes of a container's last words. */
+const LAST_WORDS_CHARS = 500;
+
+/**
+ * What a container said as it ended (its termination message: the tail of its log, as the
+ * runtime's `FallbackToLogsOnError` keeps it): the last `graphdock: ...` line with the indented
+ * lines under it, which is how every command states why it could not start; else the last line.
+ */
+export function lastWords(message: string): string | undefined {
+  const lines = message.split('\n');
+  const start = lines.findLastIndex((l) => l.startsWith('graphdock: '));
+  let words: string[];
+  if (start >= 0) {
+    words = [lines[start]!];
+    for (const l of lines.slice(start + 1)) {
+      if (!/^\s/.test(l) || !l.trim()) break;
+      words.push(l);
+    }
+  } else {
+    words = lines.filter((l) => l.trim()).slice(-1);
+  }
+  const text = words.join(' ').replace(/\s+/g, ' ').trim();
+  if (!text) return undefined;
+  return text.length > LAST_WORDS_CHARS ? `${text.slice(0, LAST_WORDS_CHARS - 3)}...` : text;
 }
 
 export function rolloutState(

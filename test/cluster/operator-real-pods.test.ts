@@ -274,6 +274,10 @@ describe('operator deployments on the real node', () => {
     expect(revision.status).toBe('DEPLOY_FAILED');
     expect(revision.status_message).toContain('CrashLoopBackOff');
     expect(revision.status_message).toContain('last exit code 1');
+    // The runtime's own line, kept by kubelet as the container's termination message.
+    expect(revision.status_message).toContain(
+      'graphdock: invalid environment: GRAPHDOCK_RUN_LEASE_SECS:',
+    );
     expect(await readyCondition(patched.latest_revision_id)).toMatchObject({
       status: 'False',
       reason: 'CrashLoopBackOff',

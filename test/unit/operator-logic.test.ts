@@ -2,7 +2,7 @@
 // AgentDeployment becomes.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { revisionOutcome, rolloutState, WorkQueue } from '../../operator/index.js';
+import { lastWords, revisionOutcome, rolloutState, WorkQueue } from '../../operator/index.js';
 import { children, mergeConditions, sameStatus } from '../../operator/reconcile/index.js';
 import type { AgentDeployment, AgentRevision } from '../../operator/reconcile/index.js';
 
@@ -155,6 +155,26 @@ describe('rolloutState', () => {
     expect(
       rolloutState(deployment(), 'r1', [pod('r1', waiting('CrashLoopBackOff', 5))]).phase,
     ).toBe('complete');
+  });
+
+  it("quotes a crash-looping container's last words: its `graphdock:` line, else its last", () => {
+    const rolling = deployment({ updatedReplicas: 1, availableReplicas: 1 });
+    const status = waiting('CrashLoopBackOff', 1);
+    status.containerStatuses[0]!.lastState.terminated = {
+      exitCode: 1,
+      reason: 'Error',
+      message:
+        '{"level":40,"msg":"waiting for PostgreSQL"}\n' +
+        'graphdock: invalid environment:\n  GRAPHDOCK_RUN_LEASE_SECS: expected number\n',
+    } as never;
+    const state = rolloutState(rolling, 'r1', [pod('r1', status)]);
+    expect((state as { message: string }).message).toBe(
+      'CrashLoopBackOff (pod p1, container api-server): restarted 1 times; last exit code 1 ' +
+        '(Error): graphdock: invalid environment: GRAPHDOCK_RUN_LEASE_SECS: expected number',
+    );
+    expect(lastWords('starting\nSegmentation fault\n')).toBe('Segmentation fault');
+    expect(lastWords('\n\n')).toBeUndefined();
+    expect(lastWords(`graphdock: ${'x'.repeat(2000)}`)).toHaveLength(500);
   });
 
   it('DEPLOY_FAILED stays (with its reason) while a crash-looping pod is briefly up', () => {
