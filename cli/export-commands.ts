@@ -11,7 +11,6 @@ import {
   DatabaseUnreachableError,
   MigrationError,
   createPool,
-  firstConnection,
   startWait,
 } from '../common/db/index.js';
 import { createLogger } from '../common/logging/index.js';
@@ -53,12 +52,16 @@ export async function main(argv: string[]): Promise<number> {
   });
   let destinations: DestinationService;
   try {
-    (await firstConnection(pool, startWait(env.databaseWaitMs, logger))).release();
-    destinations = await createDestinationService(pool, logger, {
-      encryptionKeys: env.bulkExport.encryptionKeys,
-      allowDefaultCredentials: env.bulkExport.allowDefaultCredentials,
-      s3: { requestTimeoutMs: env.bulkExport.s3TimeoutMs },
-    });
+    destinations = await createDestinationService(
+      pool,
+      logger,
+      {
+        encryptionKeys: env.bulkExport.encryptionKeys,
+        allowDefaultCredentials: env.bulkExport.allowDefaultCredentials,
+        s3: { requestTimeoutMs: env.bulkExport.s3TimeoutMs },
+      },
+      startWait(env.databaseWaitMs, logger),
+    );
   } catch (err) {
     await pool.end();
     if (!(err instanceof DatabaseUnreachableError || err instanceof MigrationError)) throw err;

@@ -3,7 +3,7 @@
 // split into one run per day, executed in the api or as Kubernetes Jobs (`graphdock export-run`);
 // the control-plane api mounts both under /api/v1/bulk-exports.
 import { join } from 'node:path';
-import { migrate, readMigrationDir, type Pool } from '../common/db/index.js';
+import { migrate, readMigrationDir, type Pool, type StartWait } from '../common/db/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { CredentialCipher, parseKeyring } from './destinations/crypto.js';
 import { DEFAULT_S3_SETTINGS, type S3Settings } from './destinations/s3.js';
@@ -70,8 +70,8 @@ export { createExportParts, exportTargets, type ExportParts } from './compose.js
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 
-export function migrateExportsDatabase(pool: Pool): Promise<number[]> {
-  return migrate(pool, { area: 'exports', migrations: readMigrationDir(MIGRATIONS_DIR) });
+export function migrateExportsDatabase(pool: Pool, wait?: StartWait): Promise<number[]> {
+  return migrate(pool, { area: 'exports', migrations: readMigrationDir(MIGRATIONS_DIR), wait });
 }
 
 export interface ExportSettings {
@@ -87,9 +87,11 @@ export async function createDestinationService(
   pool: Pool,
   logger: Logger,
   settings: ExportSettings,
+  /** When this is the process's first use of the database: how long to wait for it. */
+  wait?: StartWait,
 ): Promise<DestinationService> {
   const cipher = new CredentialCipher(parseKeyring(settings.encryptionKeys ?? ''));
-  await migrateExportsDatabase(pool);
+  await migrateExportsDatabase(pool, wait);
   return new DestinationService(
     new DestinationStore(pool),
     cipher,

@@ -28,7 +28,6 @@ export { PER_TURN, sameTurnReads } from './same-turn.js';
 export {
   DatabaseUnreachableError,
   describeDatabase,
-  firstConnection,
   startWait,
   type StartWait,
 } from './first-connection.js';
