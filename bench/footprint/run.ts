@@ -91,6 +91,14 @@ interface Party {
 interface Database {
   url(name: string): Promise<string>;
   pid: number;
+  /** Cluster-wide WAL counters (pg_stat_wal): records, full-page images, bytes. */
+  wal(): Promise<WalCounters>;
+}
+
+interface WalCounters {
+  records: number;
+  fpi: number;
+  bytes: number;
 }
 
 function spawnServer(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
@@ -353,12 +361,15 @@ interface Row {
   runsPerSecond: number;
   serverCpuMsPerRun: number;
   postgresCpuMsPerRun: number | null;
+  /** WAL written per measured run, and the full-page images among it (parties on PostgreSQL). */
+  walBytesPerRun?: number;
+  walFpiPerRun?: number;
   /** 1-minute load average before and after the measured runs. */
   load?: [number, number];
   error?: string;
 }
 
-async function measure(party: Party): Promise<Row> {
+async function measure(party: Party, db: Database): Promise<Row> {
   const started = await party.start();
   const pid = started.child.pid!;
   try {
@@ -370,9 +381,11 @@ async function measure(party: Party): Promise<Row> {
     const load0 = loadavg();
     const cpu0 = cpuMs(pid);
     const pg0 = started.postgresPid ? cpuMs(started.postgresPid) : 0;
+    const wal0 = started.postgresPid ? await db.wal() : null;
     const ms = await load(started.url, options.runs);
     const serverCpu = cpuMs(pid) - cpu0;
     const pgCpu = started.postgresPid ? cpuMs(started.postgresPid) - pg0 : null;
+    const wal1 = wal0 ? await db.wal() : null;
     return {
       party: party.name,
       description: started.description,
@@ -383,6 +396,12 @@ async function measure(party: Party): Promise<Row> {
       runsPerSecond: (options.runs / ms) * 1000,
       serverCpuMsPerRun: serverCpu / options.runs,
       postgresCpuMsPerRun: pgCpu === null ? null : pgCpu / options.runs,
+      ...(wal0 && wal1
+        ? {
+            walBytesPerRun: (wal1.bytes - wal0.bytes) / options.runs,
+            walFpiPerRun: (wal1.fpi - wal0.fpi) / options.runs,
+          }
+        : {}),
       load: [load0, loadavg()],
     };
   } finally {
@@ -418,6 +437,13 @@ async function main(): Promise<number> {
       u.pathname = `/${database}`;
       return u.toString();
     },
+    async wal() {
+      const { rows } = await admin.query<{ records: string; fpi: string; bytes: string }>(
+        'SELECT wal_records AS records, wal_fpi AS fpi, wal_bytes AS bytes FROM pg_stat_wal',
+      );
+      const row = rows[0]!;
+      return { records: Number(row.records), fpi: Number(row.fpi), bytes: Number(row.bytes) };
+    },
   };
   const all: Record<string, Party> = {
     graphdock: graphdock(db),
@@ -432,7 +458,7 @@ async function main(): Promise<number> {
       if (!party) throw new Error(`unknown party ${name}`);
       console.log(`\n## ${name}`);
       try {
-        const row = await measure(party);
+        const row = await measure(party, db);
         console.log(JSON.stringify(row));
         rows.push(row);
       } catch (err) {
@@ -466,12 +492,12 @@ async function main(): Promise<number> {
       `a new thread every ${options.turns} runs\n`,
   );
   console.log(
-    '| server | first run after start (s) | CPU to first run (s) | idle RSS (MiB) | RSS after runs (MiB) | runs/s (16 clients) | CPU ms/run server | CPU ms/run PostgreSQL | total | load during runs |',
+    '| server | first run after start (s) | CPU to first run (s) | idle RSS (MiB) | RSS after runs (MiB) | runs/s (16 clients) | CPU ms/run server | CPU ms/run PostgreSQL | total | WAL KB/run (full pages) | load during runs |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows)
     console.log(
-      `| ${r.party} | ${f(r.firstRunMs / 1000, 2)} | ${f(r.firstRunCpuMs / 1000, 2)} | ${f(r.idleRssMiB, 0)} | ${f(r.rssAfterMiB, 0)} | ${f(r.runsPerSecond)} | ${f(r.serverCpuMsPerRun, 2)} | ${f(r.postgresCpuMsPerRun, 2)} | ${f(r.serverCpuMsPerRun + (r.postgresCpuMsPerRun ?? 0), 2)} | ${r.load ? r.load.map((l) => l.toFixed(1)).join('-') : '–'} |`,
+      `| ${r.party} | ${f(r.firstRunMs / 1000, 2)} | ${f(r.firstRunCpuMs / 1000, 2)} | ${f(r.idleRssMiB, 0)} | ${f(r.rssAfterMiB, 0)} | ${f(r.runsPerSecond)} | ${f(r.serverCpuMsPerRun, 2)} | ${f(r.postgresCpuMsPerRun, 2)} | ${f(r.serverCpuMsPerRun + (r.postgresCpuMsPerRun ?? 0), 2)} | ${r.walBytesPerRun === undefined ? '–' : `${f(r.walBytesPerRun / 1000)} (${f(r.walFpiPerRun ?? 0, 2)})`} | ${r.load ? r.load.map((l) => l.toFixed(1)).join('-') : '–'} |`,
     );
   for (const r of rows) console.log(`- ${r.party}: ${r.error ?? r.description}`);
   console.log(
