@@ -39,3 +39,11 @@ export function uuid7(): string {
   }
   return v7({ random, msecs: last.msecs, seq: last.seq });
 }
+
+/**
+ * A checkpoint id as LangGraph writes them (UUIDv6, or v1 from older versions): any version of
+ * the 8-4-4-4-12 hex layout, so ids of every LangGraph release are accepted.
+ */
+export const CHECKPOINT_ID_PATTERN =
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const CHECKPOINT_ID_MESSAGE = 'Invalid checkpoint ID: must be a UUID';

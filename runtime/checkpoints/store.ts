@@ -43,6 +43,16 @@ export class CheckpointStore {
     ]);
   }
 
+  /** Whether the thread has this checkpoint of its root graph. */
+  async has(threadId: string, checkpointId: string, db: Queryable): Promise<boolean> {
+    const { rows } = await db.query<{ found: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM checkpoints
+         WHERE thread_id = $1 AND checkpoint_ns = '' AND checkpoint_id = $2) AS found`,
+      [threadId, checkpointId],
+    );
+    return rows[0]?.found ?? false;
+  }
+
   async hasRun(threadId: string, runId: string, db: Queryable): Promise<boolean> {
     const { rows } = await db.query<{ found: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND metadata ->> 'run_id' = $2) AS found`,

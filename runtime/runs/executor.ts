@@ -42,6 +42,9 @@ export interface RunKwargs {
   interrupt_before?: '*' | string[] | null;
   interrupt_after?: '*' | string[] | null;
   checkpoint_id?: string | null;
+  /** With `checkpoint_map`, a subgraph's checkpoint to go back to (LangGraph's time travel). */
+  checkpoint_ns?: string;
+  checkpoint_map?: Record<string, unknown>;
   temporary?: boolean;
   /** When checkpoints are written: every step (`sync`/`async`) or only at the end (`exit`). */
   durability?: 'sync' | 'async' | 'exit' | null;
@@ -205,6 +208,8 @@ export class RunExecutor {
         graph_id: assistant.graph_id,
         assistant_id: assistant.assistant_id,
         ...(kwargs.checkpoint_id ? { checkpoint_id: kwargs.checkpoint_id } : {}),
+        ...(kwargs.checkpoint_ns ? { checkpoint_ns: kwargs.checkpoint_ns } : {}),
+        ...(kwargs.checkpoint_map ? { checkpoint_map: kwargs.checkpoint_map } : {}),
         // A temporary thread's first attempt starts from nothing: no need to look.
         ...(kwargs.temporary && run.attempt === 1 ? { [FRESH_THREAD_KEY]: { unread: true } } : {}),
         ...(read && run.attempt === 1

@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
 import { MAX_DELAY_SECONDS } from '../../common/limits/index.js';
 import { THREAD_STREAM_MODES } from './thread-stream.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 const Id = z.uuid().transform((id) => id.toLowerCase());
+const CheckpointId = z.string().regex(CHECKPOINT_ID_PATTERN, CHECKPOINT_ID_MESSAGE);
 
 export const RUN_STATUSES = [
   'pending',
@@ -50,10 +52,10 @@ export const RunCreate = z.object({
   stream_resumable: z.boolean().nullish(),
   interrupt_before: Breakpoints.nullish(),
   interrupt_after: Breakpoints.nullish(),
-  checkpoint_id: z.string().nullish(),
+  checkpoint_id: CheckpointId.nullish(),
   checkpoint: z
     .object({
-      checkpoint_id: z.string().nullish(),
+      checkpoint_id: CheckpointId.nullish(),
       checkpoint_ns: z.string().nullish(),
       checkpoint_map: JsonObject.nullish(),
     })

@@ -70,6 +70,39 @@ export interface RunDispatcher {
   adopt(run: RunRow | undefined, read?: Record<string, unknown>): void;
 }
 
+/** The run's checkpoint selector, as the official server merges it into `configurable`. */
+function checkpointKwargs(
+  body: RunCreateBody,
+): Partial<RunKwargs> & { checkpoint_id: string | null } {
+  const { checkpoint } = body;
+  return {
+    checkpoint_id: checkpoint?.checkpoint_id ?? body.checkpoint_id ?? null,
+    ...(checkpoint?.checkpoint_ns ? { checkpoint_ns: checkpoint.checkpoint_ns } : {}),
+    ...(checkpoint?.checkpoint_map ? { checkpoint_map: checkpoint.checkpoint_map } : {}),
+  };
+}
+
+/**
+ * The root graph's checkpoint a run starts from, by LangGraph's rule: a root graph given a
+ * subgraph's namespace starts from the checkpoint the map names for the root (''), and a map's
+ * root entry stands in for a missing id; else the thread's newest (undefined).
+ */
+function rootCheckpointOf(kwargs: RunKwargs): string | undefined {
+  const mapped = kwargs.checkpoint_map?.[''];
+  const fromMap = typeof mapped === 'string' ? mapped : undefined;
+  if (kwargs.checkpoint_ns) return fromMap;
+  if (kwargs.checkpoint_id) return kwargs.checkpoint_id;
+  if (fromMap) return fromMap;
+  const configured = (kwargs.config?.configurable as Record<string, unknown> | undefined)
+    ?.checkpoint_id;
+  return typeof configured === 'string' ? configured : undefined;
+}
+
+/** Whether a run starts anywhere but at its thread's newest checkpoint. */
+function addressesCheckpoint(kwargs: Record<string, unknown>): boolean {
+  return Boolean(kwargs.checkpoint_id || kwargs.checkpoint_ns || kwargs.checkpoint_map);
+}
+
 function streamModes(body: RunCreateBody): StreamMode[] {
   const mode = body.stream_mode ?? 'values';
   return Array.isArray(mode) ? mode : [mode];
@@ -345,7 +378,7 @@ export class RunService {
       const { threads, startRead } = this.deps;
       // A temporary thread has nothing to read, and a run from a given checkpoint reads that one.
       const read =
-        start && !planned.stateless && !planned.run.kwargs.checkpoint_id
+        start && !planned.stateless && !addressesCheckpoint(planned.run.kwargs)
           ? startRead?.(thread_id)
           : undefined;
       const args = [
@@ -444,10 +477,13 @@ export class RunService {
       stream_subgraphs: body.stream_subgraphs ?? false,
       interrupt_before: body.interrupt_before ?? null,
       interrupt_after: body.interrupt_after ?? null,
-      checkpoint_id: body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? null,
+      ...checkpointKwargs(body),
       temporary: stateless && body.on_completion !== 'keep',
       durability: body.durability ?? (body.checkpoint_during === false ? 'exit' : null),
     };
+    const rootCheckpoint = rootCheckpointOf(kwargs);
+    if (!stateless && rootCheckpoint)
+      await this.deps.threads.requireCheckpoint(threadId, rootCheckpoint);
     const targetThread = threadId ?? options.ids?.thread ?? uuidv7();
     const runId = options.ids?.run ?? uuidv7();
     return {

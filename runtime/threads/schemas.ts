@@ -1,8 +1,11 @@
 import { z } from 'zod';
+import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
 import { MAX_TTL_MINUTES } from '../../common/limits/index.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 const ThreadId = z.uuid().transform((id) => id.toLowerCase());
+/** A checkpoint that does not exist is answered 404 by the service; one that cannot exist, 422. */
+const CheckpointId = z.string().regex(CHECKPOINT_ID_PATTERN, CHECKPOINT_ID_MESSAGE);
 
 export const THREAD_STATUSES = ['idle', 'busy', 'interrupted', 'error'] as const;
 export const THREAD_FIELDS = [
@@ -99,7 +102,7 @@ export const ThreadCount = z.object({
 });
 
 export const CheckpointSelector = z.object({
-  checkpoint_id: z.string().nullish(),
+  checkpoint_id: CheckpointId.nullish(),
   checkpoint_ns: z.string().nullish(),
   checkpoint_map: JsonObject.nullish(),
   thread_id: z.string().nullish(),
@@ -115,13 +118,13 @@ export const StateCheckpointBody = z.object({
 export const StateUpdate = z.object({
   values: z.unknown().optional(),
   as_node: z.string().nullish(),
-  checkpoint_id: z.string().nullish(),
+  checkpoint_id: CheckpointId.nullish(),
   checkpoint: CheckpointSelector.nullish(),
 });
 
 /** `before` arrives as a checkpoint id, a checkpoint, or a RunnableConfig depending on the SDK. */
 const BeforeSelector = z.union([
-  z.string(),
+  CheckpointId,
   z.object({ configurable: CheckpointSelector }).transform((c) => c.configurable),
   CheckpointSelector,
 ]);

@@ -280,6 +280,16 @@ export class ThreadService {
     return this.deps.store.lockBusy(threadId, metadata, db, visibleTo);
   }
 
+  /**
+   * 404 unless the thread has this checkpoint of its root graph. LangGraph would start a run or
+   * an update from an empty state when it finds no such checkpoint, so a mistyped id would
+   * replace the thread's values with nothing but the new input.
+   */
+  async requireCheckpoint(threadId: string, checkpointId: string): Promise<void> {
+    if (!(await this.deps.checkpoints.has(threadId, checkpointId, this.deps.pool)))
+      throw notFound('Checkpoint not found');
+  }
+
   /** Whether a run already wrote checkpoints (a retried run then continues from them). */
   runHasCheckpoints(threadId: string, runId: string): Promise<boolean> {
     return this.deps.checkpoints.hasRun(threadId, runId, this.deps.pool);
@@ -598,6 +608,8 @@ export class ThreadService {
     const graph = await this.threadGraph(threadId, graphId, 'threads.update');
     const selector =
       body.checkpoint ?? (body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : undefined);
+    if (selector?.checkpoint_id && !selector.checkpoint_ns)
+      await this.requireCheckpoint(threadId, selector.checkpoint_id);
     const asNode = body.as_node ?? undefined;
     const writes = asNode ? { [asNode]: toJson(body.values) } : null;
     let next: RunnableConfig;
