@@ -104,8 +104,11 @@ export const ThreadStreamQuery = z.object({
 export const RunBatch = z.array(RunCreate).min(1);
 
 /** Either specific runs of one thread, or every run in a status; not both. */
-export const BulkCancel = z.union([
-  z.strictObject({ thread_id: Id, run_ids: z.array(Id).min(1) }),
-  z.strictObject({ status: z.enum(['pending', 'running', 'all']) }),
-]);
+export const BulkCancel = z.union(
+  [
+    z.strictObject({ thread_id: Id, run_ids: z.array(Id).min(1) }),
+    z.strictObject({ status: z.enum(['pending', 'running', 'all']) }),
+  ],
+  { error: 'Give thread_id with run_ids (at least one), or status: "pending", "running" or "all"' },
+);
 export type BulkCancelBody = z.infer<typeof BulkCancel>;

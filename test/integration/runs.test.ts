@@ -575,6 +575,22 @@ describe('batches, bulk cancel and implicit threads', () => {
       json: { status: 'all', thread_id: thread.thread_id, run_ids: [running.run_id] },
     });
     expect(both.status).toBe(422);
+
+    // A thread alone names no runs: the answer says what the body may hold.
+    const threadOnly = await rt.http('/runs/cancel', {
+      method: 'POST',
+      json: { thread_id: thread.thread_id },
+    });
+    expect(threadOnly.status).toBe(422);
+    expect(await threadOnly.json()).toEqual({
+      detail: [
+        {
+          loc: ['body'],
+          msg: 'Give thread_id with run_ids (at least one), or status: "pending", "running" or "all"',
+          type: 'invalid_union',
+        },
+      ],
+    });
   });
 
   it('creates the thread when asked to with if_not_exists', async () => {
