@@ -102,8 +102,13 @@ export const AssistantDeleteQuery = z.object({
   delete_threads: z.enum(['true', 'false', '1', '0']).optional(),
 });
 
+const XRAY_MESSAGE = 'Expected true, false or a depth (a whole number)';
 export const GraphQuery = z.object({
-  xray: z.union([z.enum(['true', 'false']), z.string().regex(/^\d+$/)]).optional(),
+  xray: z
+    .union([z.enum(['true', 'false']), z.string().regex(/^\d+$/, XRAY_MESSAGE)], {
+      error: XRAY_MESSAGE,
+    })
+    .optional(),
 });
 
 export const SubgraphsQuery = z.object({ recurse: z.enum(['true', 'false', '1', '0']).optional() });

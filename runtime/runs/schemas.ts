@@ -32,7 +32,9 @@ const StreamModeInput = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MOD
   // The union's own message would say only "Invalid input": name the modes instead.
   error: `Invalid stream mode: expected one of ${STREAM_MODES.map((m) => `"${m}"`).join(', ')}, or a list of them`,
 });
-const Breakpoints = z.union([z.literal('*'), z.array(z.string())]);
+const Breakpoints = z.union([z.literal('*'), z.array(z.string())], {
+  error: 'Expected "*" or a list of node names',
+});
 
 export const RunCreate = z.object({
   assistant_id: z.string().min(1),

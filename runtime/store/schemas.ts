@@ -30,7 +30,11 @@ export const StorePut = z.object({
   key: z.string().min(1),
   value: JsonObject,
   /** false: not embedded; a list: the fields to embed instead of `store.index.fields`. */
-  index: z.union([z.literal(false), z.array(z.string().min(1))]).nullish(),
+  index: z
+    .union([z.literal(false), z.array(z.string().min(1))], {
+      error: 'Expected false or a list of the fields to embed',
+    })
+    .nullish(),
   /** Minutes until the item expires; null never expires; omitted uses `store.ttl.default_ttl`. */
   ttl: z.number().positive().max(MAX_TTL_MINUTES).nullish(),
 });

@@ -52,10 +52,10 @@ export const ThreadIdParams = z.object({
 export const CheckpointParams = ThreadIdParams.extend({ checkpoint_id: z.string().min(1) });
 
 const Minutes = z.number().positive().max(MAX_TTL_MINUTES);
-const Ttl = z.union([
-  Minutes,
-  z.object({ ttl: Minutes, strategy: z.enum(['delete', 'keep_latest']).nullish() }),
-]);
+const Ttl = z.union(
+  [Minutes, z.object({ ttl: Minutes, strategy: z.enum(['delete', 'keep_latest']).nullish() })],
+  { error: 'Expected minutes, or {"ttl": minutes, "strategy": "delete" or "keep_latest"}' },
+);
 
 const CommandInput = z.object({
   update: z.unknown().optional(),
