@@ -1,5 +1,6 @@
 // Cron expressions: validation and the next due time. Five fields (minute precision) or six, the
-// first being seconds; evaluated in UTC unless the cron names an IANA time zone.
+// first being seconds, or one of the macros the official server's parser (croniter) knows;
+// evaluated in UTC unless the cron names an IANA time zone.
 import { createRequire } from 'node:module';
 import type { CronExpressionParser } from 'cron-parser';
 import { invalid } from '../../common/errors/index.js';
@@ -25,8 +26,21 @@ export function assertTimezone(timezone: string, loc: (string | number)[]): void
   }
 }
 
+/** croniter's macros, as the five fields they stand for; a cron keeps the macro as written. */
+const MACROS: Record<string, string> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
+const expanded = (schedule: string) => MACROS[schedule.trim().toLowerCase()] ?? schedule;
+
 function parse(schedule: Schedule, after: Date) {
-  return cronParser().parse(schedule.schedule, {
+  return cronParser().parse(expanded(schedule.schedule), {
     currentDate: after,
     tz: schedule.timezone ?? 'UTC',
   });
@@ -34,11 +48,11 @@ function parse(schedule: Schedule, after: Date) {
 
 /** Throws a 422 naming the field when the expression cannot produce due times. */
 export function assertSchedule(schedule: Schedule, loc: (string | number)[]): void {
-  const fields = schedule.schedule.trim().split(/\s+/).length;
+  const fields = expanded(schedule.schedule).trim().split(/\s+/).length;
   if (fields < 5 || fields > 6)
     throw invalid(
       loc,
-      `Invalid cron schedule "${schedule.schedule}": expected 5 fields (minute hour day month weekday) or 6 (seconds first)`,
+      `Invalid cron schedule "${schedule.schedule}": expected 5 fields (minute hour day month weekday), 6 (seconds first) or one of ${Object.keys(MACROS).join(', ')}`,
     );
   try {
     parse(schedule, new Date()).next();

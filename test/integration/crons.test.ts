@@ -140,6 +140,24 @@ describe('cron CRUD', () => {
     const utc = await rt.client.crons.create('echo', { schedule: '0 9 * * *' });
     expect(utc.next_run_date).toMatch(/T09:00:00\.000Z$/);
   });
+
+  it("takes croniter's macros (@hourly, @daily, ...) as the official server does, and keeps them as written", async () => {
+    const hourly = await rt.client.crons.create('echo', { schedule: '@hourly' });
+    expect(hourly.schedule).toBe('@hourly');
+    expect(hourly.next_run_date).toMatch(/T\d\d:00:00\.000Z$/);
+    const daily = await rt.client.crons.create('echo', { schedule: '@daily' });
+    expect(daily.next_run_date).toMatch(/T00:00:00\.000Z$/);
+    const updated = await rt.http(`/runs/crons/${daily.cron_id}`, {
+      method: 'PATCH',
+      json: { schedule: '@reboot' },
+    });
+    expect(updated.status).toBe(422);
+    expect(
+      (await rt.client.crons.search({ assistantId: 'echo', limit: 1000 })).find(
+        (c) => c.cron_id === daily.cron_id,
+      )?.schedule,
+    ).toBe('@daily');
+  });
 });
 
 describe('cron search and count', () => {

@@ -49,7 +49,15 @@ describe('schedule validation', () => {
     expect(() =>
       assertSchedule({ schedule: '0 */5 * * * *', timezone: null }, ['body', 'schedule']),
     ).not.toThrow();
-    for (const bad of ['* * * *', '* * * * * * *', '99 * * * *', 'hourly', '* * 31 2 *']) {
+    for (const bad of [
+      '* * * *',
+      '* * * * * * *',
+      '99 * * * *',
+      'hourly',
+      '* * 31 2 *',
+      '@reboot',
+      '@minutely',
+    ]) {
       try {
         assertSchedule({ schedule: bad, timezone: null }, ['body', 'schedule']);
         throw new Error(`accepted ${bad}`);
@@ -61,6 +69,35 @@ describe('schedule validation', () => {
         ]);
       }
     }
+  });
+
+  it("accepts croniter's macros, as the official server does, and keeps their meaning", () => {
+    const from = at('2026-11-28T03:40:00Z');
+    const next = (schedule: string) => nextRunDate({ schedule, timezone: null }, from, null);
+    for (const macro of [
+      '@yearly',
+      '@annually',
+      '@monthly',
+      '@weekly',
+      '@daily',
+      '@midnight',
+      '@hourly',
+      '@Hourly',
+    ])
+      expect(() =>
+        assertSchedule({ schedule: macro, timezone: null }, ['body', 'schedule']),
+      ).not.toThrow();
+    expect(next('@yearly')).toEqual(at('2027-01-01T00:00:00Z'));
+    expect(next('@annually')).toEqual(at('2027-01-01T00:00:00Z'));
+    expect(next('@monthly')).toEqual(at('2026-12-01T00:00:00Z'));
+    expect(next('@weekly')).toEqual(at('2026-11-29T00:00:00Z')); // a Sunday
+    expect(next('@daily')).toEqual(at('2026-11-29T00:00:00Z'));
+    expect(next('@midnight')).toEqual(at('2026-11-29T00:00:00Z'));
+    expect(next('@hourly')).toEqual(at('2026-11-28T04:00:00Z'));
+    // In the cron's zone, as any schedule.
+    expect(nextRunDate({ schedule: '@daily', timezone: 'Asia/Tokyo' }, from, null)).toEqual(
+      at('2026-11-28T15:00:00Z'),
+    );
   });
 
   it('accepts IANA zones only', () => {
