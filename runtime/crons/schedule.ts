@@ -1,6 +1,7 @@
-// Cron expressions: validation and the next due time. Five fields (minute precision) or six, the
-// first being seconds, or one of the macros the official server's parser (croniter) knows;
-// evaluated in UTC unless the cron names an IANA time zone.
+// Cron expressions: validation and the next due time, read as the official server's parser
+// (croniter) reads them: five fields (minute precision), six with seconds LAST, or one of its
+// macros; evaluated in UTC unless the cron names an IANA time zone. cron-parser evaluates them,
+// and it wants seconds first, so a six-field expression is reordered for it.
 import { createRequire } from 'node:module';
 import type { CronExpressionParser } from 'cron-parser';
 import { invalid } from '../../common/errors/index.js';
@@ -37,10 +38,18 @@ const MACROS: Record<string, string> = {
   '@hourly': '0 * * * *',
 };
 
-const expanded = (schedule: string) => MACROS[schedule.trim().toLowerCase()] ?? schedule;
+/** The schedule's fields as croniter reads them: its macros expanded. */
+const fieldsOf = (schedule: string) =>
+  (MACROS[schedule.trim().toLowerCase()] ?? schedule).trim().split(/\s+/);
+
+/** croniter's `minute hour day month weekday [second]` as cron-parser's `[second] minute ...`. */
+function forParser(schedule: string): string {
+  const fields = fieldsOf(schedule);
+  return (fields.length === 6 ? [fields[5], ...fields.slice(0, 5)] : fields).join(' ');
+}
 
 function parse(schedule: Schedule, after: Date) {
-  return cronParser().parse(expanded(schedule.schedule), {
+  return cronParser().parse(forParser(schedule.schedule), {
     currentDate: after,
     tz: schedule.timezone ?? 'UTC',
   });
@@ -48,11 +57,16 @@ function parse(schedule: Schedule, after: Date) {
 
 /** Throws a 422 naming the field when the expression cannot produce due times. */
 export function assertSchedule(schedule: Schedule, loc: (string | number)[]): void {
-  const fields = expanded(schedule.schedule).trim().split(/\s+/).length;
+  const fields = fieldsOf(schedule.schedule).length;
+  if (fields === 7)
+    throw invalid(
+      loc,
+      `Invalid cron schedule "${schedule.schedule}": a seventh field (the year) is not supported`,
+    );
   if (fields < 5 || fields > 6)
     throw invalid(
       loc,
-      `Invalid cron schedule "${schedule.schedule}": expected 5 fields (minute hour day month weekday), 6 (seconds first) or one of ${Object.keys(MACROS).join(', ')}`,
+      `Invalid cron schedule "${schedule.schedule}": expected 5 fields (minute hour day month weekday), 6 (the sixth being seconds) or one of ${Object.keys(MACROS).join(', ')}`,
     );
   try {
     parse(schedule, new Date()).next();

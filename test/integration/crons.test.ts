@@ -1,6 +1,6 @@
 // Crons through the official JS SDK (and raw HTTP where the SDK sends no such field): CRUD,
 // search and count, validation, and firing on schedule with end_time, enabled and
-// on_run_completed honoured. Six-field schedules (seconds first) keep the firing tests short.
+// on_run_completed honoured. Six-field schedules (every second) keep the firing tests short.
 import type { Cron, Run } from '@langchain/langgraph-sdk';
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';

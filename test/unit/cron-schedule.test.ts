@@ -14,11 +14,26 @@ describe('nextRunDate', () => {
     );
   });
 
-  it('reads six fields as seconds first', () => {
-    const everyTen = { schedule: '*/10 * * * * *', timezone: null };
-    expect(nextRunDate(everyTen, at('2026-03-01T00:00:01.500Z'), null)).toEqual(
-      at('2026-03-01T00:00:10Z'),
-    );
+  // The due times croniter 7.0.0 (the official server's parser) gives for the same expressions
+  // from the same instant: a sixth field is the second, last.
+  it('reads six fields as croniter does, seconds last', () => {
+    const from = at('2026-11-28T03:40:00Z');
+    const twoAfter = (schedule: string) => {
+      const first = nextRunDate({ schedule, timezone: null }, from, null)!;
+      return [first, nextRunDate({ schedule, timezone: null }, first, null)];
+    };
+    expect(twoAfter('0 */5 * * * *')).toEqual([
+      at('2026-11-28T05:00:00Z'),
+      at('2026-11-28T05:00:01Z'),
+    ]);
+    expect(twoAfter('30 * * * * 15')).toEqual([
+      at('2026-11-28T04:30:15Z'),
+      at('2026-11-28T05:30:15Z'),
+    ]);
+    expect(twoAfter('*/10 * * * * *')).toEqual([
+      at('2026-11-28T03:40:01Z'),
+      at('2026-11-28T03:40:02Z'),
+    ]);
   });
 
   it('follows the time zone across a daylight-saving change', () => {
@@ -52,6 +67,7 @@ describe('schedule validation', () => {
     for (const bad of [
       '* * * *',
       '* * * * * * *',
+      '0 9 * * * 30 2027',
       '99 * * * *',
       'hourly',
       '* * 31 2 *',
