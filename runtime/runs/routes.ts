@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { errorResponses } from '../../common/errors/index.js';
+import { MAX_INT4 } from '../../common/limits/index.js';
 import type { RunEventLog } from './event-log.js';
 import {
   BulkCancel,
@@ -52,7 +53,8 @@ function runPath(run: RunRow, stateless: boolean) {
 function lastEventId(request: FastifyRequest): number {
   const header = request.headers['last-event-id'];
   const value = Number(Array.isArray(header) ? header[0] : header);
-  return Number.isInteger(value) && value >= 0 ? value : -1;
+  // Event numbers are PostgreSQL integers: an id past the largest has nothing after it either.
+  return Number.isInteger(value) && value >= 0 ? Math.min(value, MAX_INT4) : -1;
 }
 
 export function runRoutes(service: RunService, events: RunEventLog): FastifyPluginAsyncZod {

@@ -27,12 +27,15 @@ export interface ThreadCursor {
   resumeSeq?: number;
 }
 
+const MAX_INT8 = 2n ** 63n - 1n;
+
 /** Parses Last-Event-ID: `-` or `-1` replays every run of the thread; `<µs>-<seq>` resumes. */
 export function parseThreadEventId(header: string | undefined): ThreadCursor | undefined {
   if (header === undefined || header === '') return undefined;
   if (header === '-' || header === '-1') return { afterUs: -1n };
   const match = /^(\d{1,19})-(\d{1,9})$/.exec(header);
-  if (!match)
+  // The microseconds are a PostgreSQL bigint: 19 digits past its largest cannot be an id.
+  if (!match || BigInt(match[1]!) > MAX_INT8)
     throw invalid(
       ['header', 'Last-Event-ID'],
       `"${header}" is not an event id of this stream ("<µs>-<seq>", or "-" for every run)`,

@@ -314,7 +314,37 @@ describe('thread stream', () => {
     });
     expect(badId.status).toBe(422);
     expect(JSON.stringify(await badId.json())).toContain('Last-Event-ID');
+    // Microseconds past PostgreSQL's bigint cannot be an id either (they reached the database).
+    const hugeId = await rt.http(`/threads/${thread.thread_id}/stream`, {
+      headers: { 'Last-Event-ID': '9999999999999999999-1' },
+    });
+    expect(hugeId.status).toBe(422);
+    expect(JSON.stringify(await hugeId.json())).toContain('Last-Event-ID');
     expect((await rt.http(`/threads/${crypto.randomUUID()}/stream`)).status).toBe(404);
+  });
+});
+
+describe('joining a run with Last-Event-ID', () => {
+  it('past the last event, and past the largest event number, replays nothing and ends', async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'echo', {
+      input: hi('x'),
+      streamResumable: true,
+    });
+    await rt.client.runs.join(thread.thread_id, run.run_id);
+    const join = (id: string) =>
+      rt.http(`/threads/${thread.thread_id}/runs/${run.run_id}/stream`, {
+        headers: { 'Last-Event-ID': id },
+      });
+    const all = await (await join('-1')).text();
+    expect(all).toContain('event: values');
+    for (const id of ['2147483647', '2147483648', '99999999999999999999']) {
+      const res = await join(id);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text, id).not.toContain('event: error');
+      expect(text, id).not.toContain('event: values');
+    }
   });
 });
 
