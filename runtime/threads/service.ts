@@ -107,7 +107,9 @@ export class ThreadService {
     const graphId = typeof metadata.graph_id === 'string' ? metadata.graph_id : undefined;
     if (supersteps.length) {
       if (!graphId)
-        throw badRequest(`Thread ${threadId} has no graph ID: pass graph_id to apply supersteps`);
+        throw badRequest(
+          `Thread ${threadId} has no graph ID: supersteps need metadata.graph_id (graphId in the JS SDK, graph_id in the Python SDK)`,
+        );
       if (!this.deps.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
     }
     const inserted = await this.inserts.load({

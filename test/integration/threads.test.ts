@@ -641,6 +641,8 @@ describe('thread errors', () => {
       json: { thread_id: id, supersteps: [{ updates: [{ values: {}, as_node: '__start__' }] }] },
     });
     expect(res.status).toBe(400);
+    // The answer says where the graph goes: a graph_id beside the body's fields is not read.
+    expect(((await res.json()) as { detail: string }).detail).toContain('metadata.graph_id');
     expect((await rt.http(`/threads/${id}`)).status).toBe(404);
     const bad = await rt.http('/threads', {
       method: 'POST',
