@@ -4,7 +4,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../common/logging/index.js';
 import { mcpSdk } from './sdk.js';
-import { toolOf, uniqueByToolName, type Tool, type ToolAssistant } from './tools.js';
+import { toolName, toolOf, uniqueByToolName, type Tool, type ToolAssistant } from './tools.js';
 
 /** One request to this server's own API (path without the mount prefix). */
 export type Loopback = (call: {
@@ -63,7 +63,9 @@ export class McpService {
     for (const a of dropped)
       this.logger.warn(
         { assistant_id: a.assistant_id, name: a.name },
-        'MCP: duplicate tool name, assistant not listed',
+        toolName(a.name)
+          ? 'MCP: duplicate tool name, assistant not listed'
+          : 'MCP: the assistant name leaves no tool name (no ASCII letter or digit), assistant not listed',
       );
     const tools = await Promise.all(
       kept.map(async ({ assistant, name }) => {

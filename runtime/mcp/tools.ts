@@ -138,7 +138,11 @@ export interface Tool {
   annotations: Record<string, boolean>;
 }
 
-/** Assistants whose tool names collide: the first keeps the name, the others are not listed. */
+/**
+ * Assistants whose tool names collide: the first keeps the name, the others are not listed. Nor
+ * is an assistant whose name leaves no tool name (empty, or no ASCII letter or digit in it):
+ * MCP names have at least one character.
+ */
 export function uniqueByToolName<T extends ToolAssistant>(
   assistants: T[],
 ): { kept: Array<{ assistant: T; name: string }>; dropped: T[] } {
@@ -147,7 +151,7 @@ export function uniqueByToolName<T extends ToolAssistant>(
   const dropped: T[] = [];
   for (const assistant of assistants) {
     const name = toolName(assistant.name);
-    if (seen.has(name)) dropped.push(assistant);
+    if (!name || seen.has(name)) dropped.push(assistant);
     else {
       seen.add(name);
       kept.push({ assistant, name });

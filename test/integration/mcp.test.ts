@@ -70,6 +70,21 @@ describe('MCP endpoint', () => {
     }
   });
 
+  it('leaves out an assistant whose name gives no tool name, rather than list a nameless tool', async () => {
+    const made = await Promise.all(
+      ['', '助手', '!!!'].map((name) => rt.client.assistants.create({ graphId: 'echo', name })),
+    );
+    const mcp = await connect(rt.url);
+    try {
+      const { tools } = await mcp.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['adder', 'echo', 'failing']);
+      await expect(mcp.callTool({ name: '', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    } finally {
+      await mcp.close();
+      await Promise.all(made.map((a) => rt.client.assistants.delete(a.assistant_id)));
+    }
+  });
+
   it('keeps no sessions: GET is 405 and DELETE 404', async () => {
     expect((await rt.http('/mcp')).status).toBe(405);
     expect((await rt.http('/mcp', { method: 'DELETE' })).status).toBe(404);

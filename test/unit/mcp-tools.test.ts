@@ -1,13 +1,31 @@
 // Assistants as MCP tools: names made valid for MCP and input schemas simplified for a model,
 // the way the official server does it.
 import { describe, expect, it } from 'vitest';
-import { toolInputSchema, toolName } from '../../runtime/mcp/index.js';
+import { toolInputSchema, toolName, uniqueByToolName } from '../../runtime/mcp/index.js';
 
 describe('toolName', () => {
   it('turns whitespace runs into one underscore and drops what MCP names cannot hold', () => {
     expect(toolName('  My  helpful\tagent! ')).toBe('My_helpful_agent');
     expect(toolName('v1.2-beta_x')).toBe('v1.2-beta_x');
     expect(toolName('é'.repeat(3) + 'a'.repeat(200))).toHaveLength(128);
+  });
+});
+
+describe('uniqueByToolName', () => {
+  it('lists neither a second assistant of the same tool name nor one whose name leaves none', () => {
+    const a = (assistant_id: string, name: string) => ({ assistant_id, name });
+    const { kept, dropped } = uniqueByToolName([
+      a('1', 'helper'),
+      a('2', ''),
+      a('3', '助手'),
+      a('4', 'helper'),
+      a('5', 'other one'),
+    ]);
+    expect(kept.map((k) => [k.assistant.assistant_id, k.name])).toEqual([
+      ['1', 'helper'],
+      ['5', 'other_one'],
+    ]);
+    expect(dropped.map((d) => d.assistant_id)).toEqual(['2', '3', '4']);
   });
 });
 
