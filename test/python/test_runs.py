@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import ConflictError
@@ -22,6 +23,28 @@ def test_wait_returns_the_final_values_and_settles_the_thread(client: SyncLangGr
     assert client.threads.get(thread["thread_id"])["status"] == "idle"
     runs = client.runs.list(thread["thread_id"])
     assert [r["status"] for r in runs] == ["success"]
+
+
+def refused(status: int, call) -> None:
+    """The call fails with this HTTP status (runs.wait raises httpx's error itself)."""
+    with pytest.raises(httpx.HTTPStatusError) as excinfo:
+        call()
+    assert excinfo.value.response.status_code == status
+
+
+def test_a_checkpoint_the_thread_lacks_is_refused_and_nothing_runs(client: SyncLangGraphClient) -> None:
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "echo", input=said("one"))
+    unknown = "1f1eada5-0000-6000-8000-000000000000"
+    refused(404, lambda: client.runs.wait(thread_id, "echo", input=said("two"), checkpoint_id=unknown))
+    refused(422, lambda: client.runs.wait(thread_id, "echo", input=said("two"), checkpoint_id="not-one"))
+    refused(404, lambda: client.threads.update_state(thread_id, said("two"), checkpoint_id=unknown))
+    assert contents(client.threads.get_state(thread_id)["values"]) == ["one", "echo: one"]
+    assert len(client.runs.list(thread_id)) == 1
+    # A checkpoint the thread has still forks, given as the state names it.
+    first = client.threads.get_history(thread_id, limit=2)[1]
+    forked = client.runs.wait(thread_id, "echo", input=said("two"), checkpoint=first["checkpoint"])
+    assert contents(forked) == ["one", "two", "echo: two"]
 
 
 def test_stateless_wait(client: SyncLangGraphClient) -> None:
