@@ -249,10 +249,7 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
       '/runs/batch',
       { schema: { tags, body: RunBatch, response: stateless } },
       async (req) => {
-        const runs = [];
-        for (const body of req.body)
-          runs.push(runBody(await service.create(undefined, body, req.headers)));
-        return runs;
+        return (await service.createBatch(req.body, req.headers)).map(runBody);
       },
     );
 

@@ -420,6 +420,26 @@ export class RunService {
   }
 
   /**
+   * The stateless runs of `POST /runs/batch`, all or none: one transaction creates them, so a
+   * batch holding a run that cannot be created (an unknown assistant, a refused webhook) leaves
+   * no run of it behind to execute unseen.
+   */
+  async createBatch(
+    bodies: RunCreateBody[],
+    requestHeaders: IncomingHttpHeaders = {},
+  ): Promise<RunRow[]> {
+    for (const body of bodies) if (body.webhook) await this.deps.validateWebhook?.(body.webhook);
+    const created = await withTransaction(this.deps.pool, async (db) => {
+      const all: CreatedRun[] = [];
+      for (const body of bodies)
+        all.push(await this.createInTransaction(db, undefined, body, {}, requestHeaders));
+      return all;
+    });
+    for (const c of created) await this.announce(c);
+    return created.map((c) => c.run);
+  }
+
+  /**
    * Creates a run inside the caller's transaction (the cron scheduler creates a run and moves
    * its schedule on atomically). After COMMIT the caller passes the result to `announce`.
    */

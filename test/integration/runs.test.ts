@@ -543,6 +543,34 @@ describe('batches, bulk cancel and implicit threads', () => {
     }
   });
 
+  it('creates a batch all or none: one run it cannot create leaves none of the others', async () => {
+    const tag = crypto.randomUUID();
+    const run = (input: string) => ({
+      assistant_id: 'echo',
+      input: hi(input),
+      metadata: { batch: tag },
+      on_completion: 'keep',
+    });
+    const refusals: [unknown[], number][] = [
+      [[run('a'), run('b'), { assistant_id: 'no-such-graph', input: hi('c') }], 404],
+      // The webhook rules refuse loopback addresses unless configured.
+      [[run('a'), { ...run('b'), webhook: 'http://127.0.0.1:9/hook' }], 422],
+    ];
+    for (const [batch, status] of refusals) {
+      const res = await rt.http('/runs/batch', { method: 'POST', json: batch });
+      expect(res.status).toBe(status);
+    }
+    // A kept stateless run leaves its thread, tagged with the run's metadata: none was made.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await rt.client.threads.search({ metadata: { batch: tag } })).toEqual([]);
+
+    const made = await rt.http('/runs/batch', { method: 'POST', json: [run('a'), run('b')] });
+    expect(made.status).toBe(200);
+    const runs = (await made.json()) as { run_id: string; thread_id: string }[];
+    for (const r of runs) await rt.client.runs.join(r.thread_id, r.run_id);
+    expect(await rt.client.threads.search({ metadata: { batch: tag } })).toHaveLength(2);
+  });
+
   it('cancels runs in bulk, by ids or by status', async () => {
     const thread = await rt.client.threads.create();
     const running = await rt.client.runs.create(thread.thread_id, 'slow', { input: hi('x') });
