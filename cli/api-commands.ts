@@ -3,7 +3,7 @@ import { ConfigError, loadControlPlaneEnv, loadExportEnv } from '../common/confi
 import { createLogger } from '../common/logging/index.js';
 import { createControlPlane, type ControlPlaneOptions } from '../api/index.js';
 import { KeyringError, parseKeyring } from '../exports/index.js';
-import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
+import { ensurePortFree, listenFailure } from './port.js';
 
 export interface ApiOptions {
   port: number | undefined;
@@ -49,7 +49,7 @@ export async function runApi(
   } catch (err) {
     // Taken since ensurePortFree looked.
     await controlPlane.close();
-    throw isAddressInUse(err) ? new PortInUseError(port, host) : err;
+    throw listenFailure(err, port, host);
   }
   logger.info({ address }, 'listening');
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

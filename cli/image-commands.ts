@@ -5,6 +5,7 @@ import { accessSync, constants, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { argumentErrorMessage, isArgumentError } from './args.js';
 import { ConfigFileError, loadLanggraphConfig } from '../runtime/config/index.js';
 import {
   ImageConfigError,
@@ -142,8 +143,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 1;
     }
-    // parseArgs reports unknown or malformed flags as TypeErrors with an ERR_PARSE_ARGS_* code.
-    if (err instanceof CommandError || (err instanceof TypeError && 'code' in err)) {
+    if (isArgumentError(err)) {
+      process.stderr.write(`graphdock: ${argumentErrorMessage(err)}\n`);
+      return 2;
+    }
+    if (err instanceof CommandError) {
       process.stderr.write(`graphdock: ${err.message}\n`);
       return 2;
     }

@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 import cluster from 'node:cluster';
 import { ConfigError, loadProcessEnv } from '../common/config/index.js';
-import { PortInUseError, ensurePortFree } from './port.js';
+import { argumentErrorMessage, isArgumentError } from './args.js';
+import { ListenError, ensurePortFree } from './port.js';
 
 // Each command loads only its own area: `graphdock runtime` without the Kubernetes client and the
 // api, `api` without LangGraph. A pod's start-up is mostly module loading (about half of it
@@ -44,7 +45,25 @@ export async function main(argv: string[]): Promise<number> {
   // So do the image commands (-c, -t, --base-image and an engine's own arguments).
   if (argv[0] === 'dockerfile' || argv[0] === 'build')
     return (await import('./image-commands.js')).main(argv);
-  if (argv[0] === 'export-run') return (await import('./export-commands.js')).main(argv);
+  try {
+    if (argv[0] === 'export-run') return await (await import('./export-commands.js')).main(argv);
+    return await runCommand(argv);
+  } catch (err) {
+    if (isArgumentError(err)) {
+      process.stderr.write(`graphdock: ${argumentErrorMessage(err)}\n${HELP_HINT}`);
+      return 2;
+    }
+    if (err instanceof ConfigError || err instanceof ListenError || isStartupError(err)) {
+      process.stderr.write(`graphdock: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+const HELP_HINT = 'Run `graphdock --help` for the commands and their options.\n';
+
+async function runCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -72,38 +91,30 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const options = { config: values.config ?? 'langgraph.json', port, host: values.host };
-  try {
-    switch (command) {
-      case 'dev':
-        return await (await runtimeCommands()).runDev(options);
-      case 'runtime': {
-        // With more than one worker this process only supervises them (cli/workers.ts); the
-        // forked workers run this same command and find themselves workers.
-        const count = workers ?? loadProcessEnv(process.env).workers;
-        if (count > 1 && cluster.isPrimary) return await runPrimary(count, options);
-        try {
-          return await (await runtimeCommands()).runRuntime(options);
-        } finally {
-          // A worker's channel to its primary would keep it alive once it has stopped.
-          if (cluster.isWorker) process.disconnect?.();
-        }
+  switch (command) {
+    case 'dev':
+      return await (await runtimeCommands()).runDev(options);
+    case 'runtime': {
+      // With more than one worker this process only supervises them (cli/workers.ts); the
+      // forked workers run this same command and find themselves workers.
+      const count = workers ?? loadProcessEnv(process.env).workers;
+      if (count > 1 && cluster.isPrimary) return await runPrimary(count, options);
+      try {
+        return await (await runtimeCommands()).runRuntime(options);
+      } finally {
+        // A worker's channel to its primary would keep it alive once it has stopped.
+        if (cluster.isWorker) process.disconnect?.();
       }
-      case 'migrate':
-        return await (await runtimeCommands()).runMigrate();
-      case 'warm-up':
-        return await (await runtimeCommands()).runWarmUp(options);
-      case 'api':
-        return await (await import('./api-commands.js')).runApi(options);
-      default:
-        process.stderr.write(`graphdock: unknown command "${command}"\n\n${USAGE}`);
-        return 2;
     }
-  } catch (err) {
-    if (err instanceof ConfigError || err instanceof PortInUseError || isStartupError(err)) {
-      process.stderr.write(`graphdock: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    case 'migrate':
+      return await (await runtimeCommands()).runMigrate();
+    case 'warm-up':
+      return await (await runtimeCommands()).runWarmUp(options);
+    case 'api':
+      return await (await import('./api-commands.js')).runApi(options);
+    default:
+      process.stderr.write(`graphdock: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
   }
 }
 

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadOperatorEnv, parseWatchNamespaces } from '../common/config/index.js';
 import { createLogger } from '../common/logging/index.js';
 import { startOperator } from '../operator/index.js';
-import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
+import { ensurePortFree, listenFailure } from './port.js';
 
 const require = createRequire(import.meta.url);
 const VERSION = (require('../package.json') as { version: string }).version;
@@ -156,7 +156,7 @@ export async function runOperator(argv: string[]): Promise<number> {
     exportJobs: env.exportJobs,
   }).catch((err: unknown) => {
     // Its probe port was taken since ensurePortFree looked.
-    throw isAddressInUse(err) ? new PortInUseError(port, host) : err;
+    throw listenFailure(err, port, host);
   });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -16,7 +16,7 @@ import {
   warmUpRuntime,
   type Runtime,
 } from '../runtime/index.js';
-import { PortInUseError, ensurePortFree, isAddressInUse } from './port.js';
+import { ensurePortFree, listenFailure } from './port.js';
 import { workerIndex } from './workers.js';
 
 export interface ServeOptions {
@@ -65,7 +65,7 @@ async function serve(
   } catch (err) {
     // Taken since ensurePortFree looked: stop the workers and connections before saying so.
     await runtime.close();
-    throw isAddressInUse(err) ? new PortInUseError(port, host) : err;
+    throw listenFailure(err, port, host);
   }
   logger.info({ address }, 'listening');
   const idleTrim = startIdleTrim({ idleSeconds: idleTrimSeconds, logger });
