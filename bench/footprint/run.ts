@@ -13,7 +13,9 @@
 // Python environments are built once under .cache/ (see bench/footprint/requirements-*.txt).
 //
 // CPU is read from /proc/<pid>/stat (utime + stime, and cutime + cstime for children that ended):
-// the server's process tree, and PostgreSQL's postmaster with all its backends. A run here is a
+// the server's process tree, and PostgreSQL's postmaster with all its backends. For the parties on
+// PostgreSQL, the WAL written per measured run and its full-page images come from pg_stat_wal
+// (cluster-wide; no other party runs meanwhile). A run here is a
 // stateful run: POST /threads/{id}/runs/wait on the echo graph, a new thread (POST /threads)
 // every --turns runs, so every party does the same work. That is issue 25's "stateful run"
 // (the 4.8 ms there came from bench/runs' stream runs, whose CPU per run on the same server and
