@@ -138,7 +138,7 @@ export const HistoryBody = z.object({
 
 export const HistoryQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
-  before: z.string().optional(),
+  before: CheckpointId.optional(),
 });
 
 export const ThreadGetQuery = z.object({

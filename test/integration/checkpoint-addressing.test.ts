@@ -62,6 +62,14 @@ describe('a checkpoint id that cannot be one', () => {
         expect.objectContaining({ loc, msg: 'Invalid checkpoint ID: must be a UUID' }),
       ]);
     }
+    const query = await rt.http(`/threads/${thread}/history?before=garbage`);
+    expect(query.status).toBe(422);
+    expect(((await query.json()) as { detail: unknown }).detail).toEqual([
+      expect.objectContaining({
+        loc: ['query', 'before'],
+        msg: 'Invalid checkpoint ID: must be a UUID',
+      }),
+    ]);
     await unchanged(thread);
   });
 });
