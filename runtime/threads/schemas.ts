@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
 import { MAX_TTL_MINUTES } from '../../common/limits/index.js';
+import { EXTRACTABLE_COLUMNS, MAX_EXTRACT_PATHS, extractRoot } from './extract.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 const ThreadId = z.uuid().transform((id) => id.toLowerCase());
@@ -40,6 +41,8 @@ export const Thread = z
     values: z.unknown(),
     interrupts: JsonObject,
     error: z.unknown().optional(),
+    /** Thread search with `extract`: what each path led to. */
+    extracted: z.record(z.string(), z.unknown()).optional(),
   })
   .meta({ id: 'Thread' });
 
@@ -83,6 +86,26 @@ export const ThreadCreate = z.object({
 
 export const ThreadPatch = z.object({ metadata: JsonObject.nullish(), ttl: Ttl.nullish() });
 
+/** alias -> path; each thread found carries what the paths lead to under `extracted`. */
+const Extract = z
+  .record(
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'An extract key is an identifier: letters, digits, _')
+      .refine((key) => !(THREAD_FIELDS as readonly string[]).includes(key), {
+        message: `An extract key cannot be a thread field (${THREAD_FIELDS.join(', ')})`,
+      }),
+    z
+      .string()
+      .min(1)
+      .refine((path) => (EXTRACTABLE_COLUMNS as readonly string[]).includes(extractRoot(path)), {
+        message: `An extract path starts with one of: ${EXTRACTABLE_COLUMNS.join(', ')}`,
+      }),
+  )
+  .refine((paths) => Object.keys(paths).length <= MAX_EXTRACT_PATHS, {
+    message: `At most ${MAX_EXTRACT_PATHS} extract paths`,
+  });
+
 export const ThreadSearch = z.object({
   metadata: JsonObject.nullish(),
   values: JsonObject.nullish(),
@@ -93,6 +116,7 @@ export const ThreadSearch = z.object({
   sort_by: z.enum(THREAD_SORT_FIELDS).nullish(),
   sort_order: z.enum(['asc', 'desc']).nullish(),
   select: z.array(z.enum(THREAD_FIELDS)).nullish(),
+  extract: Extract.nullish(),
 });
 
 export const ThreadCount = z.object({

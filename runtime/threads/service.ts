@@ -30,11 +30,13 @@ import type {
   StateUpdateBody,
   ThreadCountBody,
   ThreadCreateBody,
+  ThreadField,
   ThreadPatchBody,
   ThreadSearchBody,
   ThreadStatus,
   TtlInput,
 } from './schemas.js';
+import { extractPath, extractRoot } from './extract.js';
 import { threadInsertBatcher, type ThreadInsertBatcher } from './insert-batcher.js';
 import { threadRowLoader, type ThreadRowLoader } from './row-loader.js';
 import type { AuthFilter } from '../auth/index.js';
@@ -464,8 +466,13 @@ export class ThreadService {
     if (ids.length) await this.deleteMany(ids);
   }
 
-  search(body: ThreadSearchBody, auth?: AuthFilter) {
-    return this.deps.store.search({
+  /** With `extract`, each thread carries what its paths lead to, whatever `select` keeps. */
+  async search(body: ThreadSearchBody, auth?: AuthFilter) {
+    const paths = Object.entries(body.extract ?? {});
+    const roots = [...new Set(paths.map(([, path]) => extractRoot(path)))] as ThreadField[];
+    const select = body.select?.length ? body.select : undefined;
+    const added = select ? roots.filter((root) => !select.includes(root)) : [];
+    const found = await this.deps.store.search({
       auth,
       metadata: body.metadata,
       values: body.values,
@@ -475,8 +482,16 @@ export class ThreadService {
       offset: body.offset ?? 0,
       sortBy: body.sort_by ?? 'created_at',
       sortOrder: body.sort_order ?? 'desc',
-      select: body.select,
+      select: select && [...select, ...added],
     });
+    if (!paths.length) return found;
+    for (const row of found.rows as Record<string, unknown>[]) {
+      row.extracted = Object.fromEntries(
+        paths.map(([alias, path]) => [alias, extractPath(row, path)]),
+      );
+      for (const column of added) delete row[column];
+    }
+    return found;
   }
 
   count(body: ThreadCountBody, auth?: AuthFilter): Promise<number> {

@@ -343,6 +343,47 @@ def test_search_threads_by_metadata_status_sort_and_page(
     assert sorted(found(ids=[ids[0], ids[2]])) == sorted([ids[0], ids[2]])
 
 
+def test_search_threads_extracts_paths_whatever_select_keeps(
+    client: SyncLangGraphClient, tag: str
+) -> None:
+    thread_id = client.threads.create(metadata={"suite": tag, "graph_id": "echo"})["thread_id"]
+    client.runs.wait(thread_id, "echo", input={"messages": [{"role": "user", "content": "hello"}]})
+    extract = {
+        "last": "values.messages[-1].content",
+        "first_type": "values.messages[0].type",
+        "suite": "metadata.suite",
+        "missing": "values.messages[9].content",
+        "private": "metadata._hidden",
+    }
+    [thread] = client.threads.search(metadata={"suite": tag}, extract=extract)
+    assert thread["extracted"] == {
+        "last": "echo: hello",
+        "first_type": "human",
+        "suite": tag,
+        "missing": None,
+        "private": None,
+    }
+    assert thread["values"]["messages"][0]["content"] == "hello"
+    # The paths are followed even where select leaves their column out, which stays out.
+    [narrow] = client.threads.search(metadata={"suite": tag}, select=["thread_id"], extract=extract)
+    assert narrow == {"thread_id": thread_id, "extracted": thread["extracted"]}
+    # Without extract, no such field.
+    assert "extracted" not in client.threads.search(metadata={"suite": tag})[0]
+
+
+def test_search_threads_refuses_bad_extracts(client: SyncLangGraphClient) -> None:
+    for extract in (
+        {"x": "runs.status"},
+        {"not-an-identifier": "values.a"},
+        {"status": "values.a"},
+        {"x": ""},
+        {f"k{i}": "values.a" for i in range(11)},
+    ):
+        with pytest.raises(httpx.HTTPStatusError) as excinfo:
+            client.threads.search(extract=extract)
+        assert excinfo.value.response.status_code == 422, extract
+
+
 def test_count_threads(client: SyncLangGraphClient, tag: str) -> None:
     assert client.threads.count(metadata={"suite": tag}) == 0
     for i in range(3):
