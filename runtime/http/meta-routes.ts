@@ -47,7 +47,14 @@ export function metaRoutes(
       version: info.version,
       langgraph_js_version: info.langgraphJsVersion,
       context: 'js',
-      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: true },
+      flags: {
+        assistants: true,
+        crons: true,
+        langsmith: false,
+        langsmith_tracing_replicas: true,
+        // Runs take `strict_resume` (the SDKs send it; servers that report it honour it).
+        strict_resume: true,
+      },
       host: { kind: 'self-hosted', project_id: null, revision_id: null, tenant_id: null },
     }));
 

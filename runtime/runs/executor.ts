@@ -48,6 +48,8 @@ export interface RunKwargs {
   temporary?: boolean;
   /** When checkpoints are written: every step (`sync`/`async`) or only at the end (`exit`). */
   durability?: 'sync' | 'async' | 'exit' | null;
+  /** LangGraph's strict resume: a resume that answers no waiting interrupt fails the run. */
+  strict_resume?: boolean;
   /** Where to POST the run when it ends (queued by the finish hook in the same transaction). */
   webhook?: string;
   /** Started through the thread protocol: its events are LangGraph's v3 protocol events. */
@@ -104,6 +106,9 @@ function errorOf(err: unknown): { error: string; message: string } {
  * the run) and a database that is away (the run is handed back).
  */
 const passesUp = (err: unknown) => isLeaseLost(err) || isUnavailable(err);
+
+/** LangGraph's configurable key for strict resume (its CONFIG_KEY_STRICT_RESUME, not exported). */
+const STRICT_RESUME_KEY = '__pregel_strict_resume';
 
 /** The reason a run is aborted with when one of its writes found its lease taken over. */
 const LEASE_LOST = 'lease-lost';
@@ -210,6 +215,7 @@ export class RunExecutor {
         ...(kwargs.checkpoint_id ? { checkpoint_id: kwargs.checkpoint_id } : {}),
         ...(kwargs.checkpoint_ns ? { checkpoint_ns: kwargs.checkpoint_ns } : {}),
         ...(kwargs.checkpoint_map ? { checkpoint_map: kwargs.checkpoint_map } : {}),
+        ...(kwargs.strict_resume ? { [STRICT_RESUME_KEY]: true } : {}),
         // A temporary thread's first attempt starts from nothing: no need to look.
         ...(kwargs.temporary && run.attempt === 1 ? { [FRESH_THREAD_KEY]: { unread: true } } : {}),
         ...(read && run.attempt === 1

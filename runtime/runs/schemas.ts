@@ -71,6 +71,8 @@ export const RunCreate = z.object({
   webhook: z.string().nullish(),
   feedback_keys: z.array(z.string()).nullish(),
   durability: z.enum(['sync', 'async', 'exit']).nullish(),
+  /** Refuse a resume answering no waiting interrupt: the run fails with UnknownInterruptError. */
+  strict_resume: z.boolean().nullish(),
   /** Older spelling of `durability`: false means `exit`. */
   checkpoint_during: z.boolean().nullish(),
 });

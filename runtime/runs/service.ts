@@ -500,6 +500,7 @@ export class RunService {
       ...checkpointKwargs(body),
       temporary: stateless && body.on_completion !== 'keep',
       durability: body.durability ?? (body.checkpoint_during === false ? 'exit' : null),
+      ...(body.strict_resume ? { strict_resume: true } : {}),
     };
     const rootCheckpoint = rootCheckpointOf(kwargs);
     if (!stateless && rootCheckpoint)

@@ -524,6 +524,57 @@ describe('interrupts and cancellation', () => {
   });
 });
 
+describe('strict resume', () => {
+  // An interrupt id of the shape LangGraph gives them (XXH3, 32 hex digits) that is not waiting.
+  const STALE = '0'.repeat(32);
+
+  it('fails a run whose resume answers no waiting interrupt, and leaves the interrupt waiting', async () => {
+    const info = (await (await rt.http('/info')).json()) as { flags: Record<string, unknown> };
+    expect(info.flags.strict_resume).toBe(true);
+    const thread = (await rt.client.threads.create()).thread_id;
+    await rt.client.runs.wait(thread, 'interrupt', { input: hi('write') });
+    const before = await rt.client.threads.getState(thread);
+    expect(before.next).toEqual(['review']);
+
+    const res = await rt.http(`/threads/${thread}/runs/wait`, {
+      method: 'POST',
+      json: {
+        assistant_id: 'interrupt',
+        command: { resume: { [STALE]: 'yes' } },
+        strict_resume: true,
+      },
+    });
+    expect(await res.json()).toMatchObject({ __error__: { error: 'UnknownInterruptError' } });
+    const [refused] = await rt.client.runs.list(thread, { limit: 1 });
+    expect(refused?.status).toBe('error');
+    const after = await rt.client.threads.getState(thread);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+    expect(after.next).toEqual(['review']);
+
+    // Answering the interrupt that waits still works, strict or not.
+    const [waiting] = Object.values(after.tasks[0]?.interrupts ?? []).map((i) => i.id);
+    const done = await rt.http(`/threads/${thread}/runs/wait`, {
+      method: 'POST',
+      json: {
+        assistant_id: 'interrupt',
+        command: { resume: { [waiting!]: 'yes' } },
+        strict_resume: true,
+      },
+    });
+    expect(await done.json()).toMatchObject({ approved: true });
+  });
+
+  it('without it, the same resume is not refused', async () => {
+    const thread = (await rt.client.threads.create()).thread_id;
+    await rt.client.runs.wait(thread, 'interrupt', { input: hi('write') });
+    const res = await rt.http(`/threads/${thread}/runs/wait`, {
+      method: 'POST',
+      json: { assistant_id: 'interrupt', command: { resume: { [STALE]: 'yes' } } },
+    });
+    expect(JSON.stringify(await res.json())).not.toContain('UnknownInterruptError');
+  });
+});
+
 describe('batches, bulk cancel and implicit threads', () => {
   it('creates a batch of stateless runs and streams each by run id', async () => {
     const runs = await rt.client.runs.createBatch([
