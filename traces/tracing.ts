@@ -77,6 +77,12 @@ interface QueueLike {
  * The tracer every graph run gets. Sending happens in the background: a trace endpoint that is
  * down or slow costs a run nothing beyond the bounded queue, whose drops are counted.
  */
+/** A run's own tracing settings (`langsmith_tracer` of the run's creation). */
+export interface RunTracing {
+  project_name?: string | null;
+  example_id?: string | null;
+}
+
 export class RuntimeTracing {
   readonly client: Client;
 
@@ -149,9 +155,18 @@ export class RuntimeTracing {
     );
   }
 
-  /** The callbacks of one graph run (a tracer per run; the client and its queue are shared). */
-  callbacks(): LangChainTracer[] {
-    return [new LangChainTracer({ client: this.client, projectName: this.target.project })];
+  /**
+   * The callbacks of one graph run (a tracer per run; the client and its queue are shared). A
+   * run's `langsmith_tracer` names another project, or a dataset example, for its trace.
+   */
+  callbacks(run?: RunTracing): LangChainTracer[] {
+    return [
+      new LangChainTracer({
+        client: this.client,
+        projectName: run?.project_name ?? this.target.project,
+        ...(run?.example_id ? { exampleId: run.example_id } : {}),
+      }),
+    ];
   }
 
   /** Sends what is queued, waiting at most `timeoutMs`. */

@@ -50,6 +50,8 @@ export interface RunKwargs {
   durability?: 'sync' | 'async' | 'exit' | null;
   /** LangGraph's strict resume: a resume that answers no waiting interrupt fails the run. */
   strict_resume?: boolean;
+  /** Where the run's trace goes, when the runtime traces (project, dataset example). */
+  langsmith_tracer?: { project_name?: string | null; example_id?: string | null };
   /** Where to POST the run when it ends (queued by the finish hook in the same transaction). */
   webhook?: string;
   /** Started through the thread protocol: its events are LangGraph's v3 protocol events. */
@@ -92,7 +94,9 @@ export interface ExecutorDeps {
   graphs: GraphRegistry;
   logger: Logger;
   /** Tracing of graph runs (traces/): the callbacks each run gets, when tracing is on. */
-  tracing?: { callbacks(): unknown[] } | undefined;
+  tracing?:
+    | { callbacks(run?: { project_name?: string | null; example_id?: string | null }): unknown[] }
+    | undefined;
 }
 
 function errorOf(err: unknown): { error: string; message: string } {
@@ -267,7 +271,10 @@ export class RunExecutor {
         ...(kwargs.config?.tags ? { tags: kwargs.config.tags as string[] } : {}),
         // Traced, the graph's root run is the run itself (run_id = trace id).
         ...(this.deps.tracing
-          ? { callbacks: this.deps.tracing.callbacks() as never, runId: run.run_id }
+          ? {
+              callbacks: this.deps.tracing.callbacks(kwargs.langsmith_tracer) as never,
+              runId: run.run_id,
+            }
           : {}),
         ...(typeof kwargs.config?.recursion_limit === 'number'
           ? { recursionLimit: kwargs.config.recursion_limit }

@@ -73,6 +73,10 @@ export const RunCreate = z.object({
   durability: z.enum(['sync', 'async', 'exit']).nullish(),
   /** Refuse a resume answering no waiting interrupt: the run fails with UnknownInterruptError. */
   strict_resume: z.boolean().nullish(),
+  /** The run's trace goes to this project (and dataset example) when the runtime traces. */
+  langsmith_tracer: z
+    .object({ project_name: z.string().min(1).nullish(), example_id: z.uuid().nullish() })
+    .nullish(),
   /** Older spelling of `durability`: false means `exit`. */
   checkpoint_during: z.boolean().nullish(),
 });

@@ -501,6 +501,7 @@ export class RunService {
       temporary: stateless && body.on_completion !== 'keep',
       durability: body.durability ?? (body.checkpoint_during === false ? 'exit' : null),
       ...(body.strict_resume ? { strict_resume: true } : {}),
+      ...(body.langsmith_tracer ? { langsmith_tracer: body.langsmith_tracer } : {}),
     };
     const rootCheckpoint = rootCheckpointOf(kwargs);
     if (!stateless && rootCheckpoint)

@@ -89,6 +89,39 @@ describe('graphdock dev traces into its own store', () => {
     expect(orders).toEqual([...orders].sort());
   });
 
+  it("sends a run's trace to the project its langsmith_tracer names, with its dataset example", async () => {
+    const agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
+    const thread = await agent.threads.create();
+    const example = crypto.randomUUID();
+    const res = await fetch(`${dev.url}/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        assistant_id: 'echo',
+        input: hi('graded'),
+        langsmith_tracer: { project_name: 'evaluations', example_id: example },
+      }),
+    });
+    const run = (await res.json()) as { run_id: string };
+    await agent.runs.join(thread.thread_id, run.run_id);
+    const ls = new Client({ apiUrl: `${dev.url}/api/v1` });
+    const runs = await traceOf(ls, run.run_id, 'evaluations');
+    const root = runs.find((r) => r.id === run.run_id)!;
+    expect(root.reference_example_id).toBe(example);
+    // Not in the runtime's own project (which may not exist yet at all).
+    const inDefault = await collect(
+      ls.listRuns({ projectName: 'default', traceId: run.run_id }),
+    ).catch(() => [] as Run[]);
+    expect(inDefault).toEqual([]);
+    // A project name that is empty is refused, and nothing runs.
+    const bad = await fetch(`${dev.url}/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'echo', langsmith_tracer: { project_name: '' } }),
+    });
+    expect(bad.status).toBe(422);
+  });
+
   it('traces the subgraph example, its inner graph included, and threadless runs under their temporary thread', async () => {
     const agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
     const thread = await agent.threads.create();
