@@ -10,6 +10,7 @@
 // replica wakes only once the other has ended the batch, so a stale write would overwrite later
 // runs' messages (this experiment fails on the code before fenced writes: 6 lost).
 import { Client } from '@langchain/langgraph-sdk';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startServer, type RunningServer } from '../support/server.js';
@@ -149,6 +150,30 @@ async function countBatch(client: Client, batch: Batch) {
   return counts;
 }
 
+/**
+ * Until the victim's worker is executing one of the batch's runs, so the fault hits a run in
+ * flight: busy threads alone may all be the other replica's (a run is queued before any claim).
+ */
+async function untilVictimRuns(victim: Replica, batch: Batch): Promise<void> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM runs
+         WHERE status = 'running' AND worker_id LIKE $1 AND run_id = ANY($2::uuid[])`,
+        [`worker-${victim.server.process.pid}-%`, batch.runs.map((r) => r.runId)],
+      );
+      if ((rows[0]?.n ?? 0) > 0) return;
+      await sleep(50);
+    }
+    throw new Error(`replica ${victim.server.process.pid} never ran a run of the batch`);
+  } finally {
+    await client.end();
+  }
+}
+
 function seen(actual: string[], expected: string[]): boolean {
   return JSON.stringify(actual) === JSON.stringify(expected);
 }
@@ -174,6 +199,7 @@ describe('fault suite: two replicas, runs in flight', () => {
   it('kill -9 of a replica mid-runs: its runs are taken over, none lost or run twice', async () => {
     const batch = await queueBatch('kill -9', [a, b]);
     await untilRunning(b.client, batch, THREADS);
+    await untilVictimRuns(a, batch);
     await a.server.stop('SIGKILL');
     a = await replica();
     expectClean(await countBatch(b.client, batch));
@@ -182,6 +208,7 @@ describe('fault suite: two replicas, runs in flight', () => {
   it('SIGSTOP of a replica past its lease, then SIGCONT: the woken worker writes nothing', async () => {
     const batch = await queueBatch('SIGSTOP', [a, b]);
     await untilRunning(b.client, batch, THREADS);
+    await untilVictimRuns(a, batch);
     a.server.process.kill('SIGSTOP');
     try {
       // B takes the frozen worker's runs over and ends the whole batch, later runs included.
@@ -201,6 +228,7 @@ describe('fault suite: two replicas, runs in flight', () => {
   it('SIGTERM of a replica with runs in flight: it exits, its runs end elsewhere', async () => {
     const batch = await queueBatch('SIGTERM', [a, b]);
     await untilRunning(b.client, batch, THREADS);
+    await untilVictimRuns(a, batch);
     expect(await a.server.stop('SIGTERM')).toBe(0);
     a = await replica();
     expectClean(await countBatch(b.client, batch));
