@@ -77,7 +77,7 @@ export interface Cluster {
     target: string,
     remotePort: number,
     options?: { namespace?: string },
-  ): Promise<{ port: number; close(): Promise<void> }>;
+  ): Promise<PortForward>;
   /** Throw-away folder with certificates, etcd data and logs/<component>.log; removed by stop(). */
   workDir: string;
   /** Process ids of the running components (etcd, apiserver, controllers, kwok). */
@@ -379,15 +379,30 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
   }
 }
 
+/** A running `kubectl port-forward`. */
+export interface PortForward {
+  port: number;
+  close(): Promise<void>;
+  /**
+   * Its stderr once it has exited, else undefined. kubectl ends a forward for good when one of
+   * its connections fails inside the pod (e.g. reset by a relay whose upstream has no endpoint).
+   */
+  ended(): string | undefined;
+}
+
 function portForward(
   kubectl: string,
   args: string[],
   forwards: Set<ChildProcess>,
-): Promise<{ port: number; close(): Promise<void> }> {
+): Promise<PortForward> {
   const child = spawn(kubectl, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   forwards.add(child);
+  let gone = false;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  void exited.then(() => forwards.delete(child));
+  void exited.then(() => {
+    gone = true;
+    forwards.delete(child);
+  });
   const close = async (): Promise<void> => {
     child.kill('SIGTERM');
     await exited;
@@ -405,7 +420,7 @@ function portForward(
       const match = /Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(out);
       if (match) {
         clearTimeout(timer);
-        resolve({ port: Number(match[1]), close });
+        resolve({ port: Number(match[1]), close, ended: () => (gone ? err.trim() : undefined) });
       }
     });
     void exited.then(() => {

@@ -183,11 +183,11 @@ describe('the quick start on real pods', () => {
   }, 300_000);
 
   it('runs accepted by a runtime pod that is killed mid-run end success, once each', async () => {
-    const forward = await qs.cluster.portForward('pod/front', 9000, {
-      namespace: AGENTS_NAMESPACE,
-    });
+    const openForward = () =>
+      qs.cluster.portForward('pod/front', 9000, { namespace: AGENTS_NAMESPACE });
+    let forward = await openForward();
     try {
-      const client = sdk(`http://127.0.0.1:${forward.port}`);
+      let client = sdk(`http://127.0.0.1:${forward.port}`);
       const runs: { threadId: string; runId: string; text: string }[] = [];
       for (let i = 0; i < 4; i++) {
         const thread = await client.threads.create();
@@ -221,6 +221,8 @@ describe('the quick start on real pods', () => {
       ]);
       // With one replica the Service has no pod between the kill and the replacement's
       // readiness: reads may fail meanwhile (this test counts runs, not requests).
+      // The relay then resets the connections it cannot pass on, and kubectl ends its forward
+      // at the first such reset (not the product's doing), so a forward that ended is reopened.
       const retried = async <T>(read: () => Promise<T>): Promise<T> => {
         for (;;) {
           try {
@@ -228,6 +230,12 @@ describe('the quick start on real pods', () => {
           } catch (err) {
             if (Date.now() - t > 180_000)
               throw new Error(`${explain(err)}\n${await diagnostics(qs.cluster)}`);
+            const ended = forward.ended();
+            if (ended !== undefined) {
+              log(`port-forward ended (${ended.split('\n').pop()}); reopened`);
+              forward = await openForward();
+              client = sdk(`http://127.0.0.1:${forward.port}`);
+            }
             await new Promise((r) => setTimeout(r, 500));
           }
         }
