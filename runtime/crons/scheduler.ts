@@ -54,6 +54,7 @@ export class CronScheduler {
   /** Fires every due cron, one transaction each, until none is left. Returns how many fired. */
   async fireDue(): Promise<number> {
     let fired = 0;
+    if (!(await this.store.anyDue(this.pool))) return fired;
     while (!this.stopped) {
       const firing = await withTransaction(this.pool, (db) => this.fireOne(db));
       if (!firing) break;
