@@ -59,7 +59,7 @@ export function storeRoutes(service: StoreService): FastifyPluginAsyncZod {
         const { key, namespace, refresh_ttl } = req.query;
         // The official server's wording and shape for this one error.
         if (!key) return reply.code(400).send({ error: 'Key is required' });
-        const labels = namespace === '' ? [] : namespace.split('.');
+        const labels = namespace.split('.');
         const refresh = refresh_ttl === undefined ? undefined : ['true', '1'].includes(refresh_ttl);
         const row = await service.get(labels, key, refresh);
         return row ? itemBody(row) : null;

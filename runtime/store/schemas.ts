@@ -40,7 +40,12 @@ export const StorePut = z.object({
 });
 
 export const StoreGetQuery = z.object({
-  namespace: z.string().default(''),
+  // Dot-joined labels, as the SDKs send them; items never live at the root namespace.
+  namespace: z
+    .string({ error: 'Namespace is required' })
+    .refine((ns) => ns.split('.').every((label) => label.length > 0), {
+      error: 'Namespace labels cannot be empty',
+    }),
   key: z.string().optional(),
   refresh_ttl: z.enum(['true', 'false', '1', '0']).optional(),
 });

@@ -86,6 +86,18 @@ describe('items', () => {
     const noKey = await rt.http('/store/items?namespace=a');
     expect(noKey.status).toBe(400);
     expect(await noKey.json()).toEqual({ error: 'Key is required' });
+    // Reads name a namespace, as writes must: the root and empty labels hold no item.
+    for (const [query, reason] of [
+      ['key=k', 'Namespace is required'],
+      ['namespace=&key=k', 'Namespace labels cannot be empty'],
+      ['namespace=a..b&key=k', 'Namespace labels cannot be empty'],
+    ]) {
+      const res = await rt.http(`/store/items?${query}`);
+      expect(res.status, query).toBe(422);
+      const body = (await res.json()) as { detail: { loc: string[]; msg: string }[] };
+      expect(body.detail[0], query).toMatchObject({ loc: ['query', 'namespace'], msg: reason });
+    }
+    await expect(rt.client.store.getItem([], 'k')).rejects.toThrow(/422/);
 
     const badOperator = await rt.http('/store/items/search', {
       method: 'POST',
