@@ -36,6 +36,10 @@ export interface CronFilter {
 }
 
 type Queryable = Pool | PoolClient;
+
+/** A cron that should fire now; the first two terms are crons_due_idx's predicate. */
+const DUE = 'enabled AND next_run_date IS NOT NULL AND next_run_date <= now()';
+
 type Writable = Omit<CronRow, 'created_at' | 'updated_at'>;
 
 const quote = (column: string) => `"${column}"`;
@@ -178,8 +182,7 @@ export class CronStore {
    */
   async anyDue(db: Queryable): Promise<boolean> {
     const { rows } = await db.query<{ due: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM crons
-         WHERE enabled AND next_run_date IS NOT NULL AND next_run_date <= now()) AS due`,
+      `SELECT EXISTS (SELECT 1 FROM crons WHERE ${DUE}) AS due`,
     );
     return rows[0]?.due === true;
   }
@@ -191,7 +194,7 @@ export class CronStore {
   async claimDue(db: PoolClient): Promise<{ cron: CronRow; now: Date } | undefined> {
     const { rows } = await db.query<CronRow & { db_now: Date }>(
       `SELECT *, now() AS db_now FROM crons
-       WHERE enabled AND next_run_date IS NOT NULL AND next_run_date <= now()
+       WHERE ${DUE}
        ORDER BY next_run_date
        LIMIT 1
        FOR UPDATE SKIP LOCKED`,
