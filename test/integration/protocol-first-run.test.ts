@@ -6,6 +6,7 @@
 // first step) before the first frame. The runtime runs in this process so every query is seen.
 import { randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createLogger } from '../../common/logging/index.js';
@@ -253,7 +254,7 @@ describe('run.start over HTTP on a new thread, then again on it', () => {
 });
 
 describe('subscription.subscribe then run.start on a WebSocket, on a new thread', () => {
-  it('creates the thread with the run in one statement, after the subscription found no run', async () => {
+  it('creates the thread with the run in one statement', async () => {
     const threadId = randomUUID();
     const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
@@ -274,5 +275,94 @@ describe('subscription.subscribe then run.start on a WebSocket, on a new thread'
     }
     expect(inserts()).toEqual({ lock: 0, create: 1 });
     expect(named).not.toContain('threads.interrupts');
+  });
+});
+
+/** The run's events on `socket` until the root's terminal lifecycle event. */
+function eventsUntilEnd(socket: WebSocket): Promise<Frame[]> {
+  const events: Frame[] = [];
+  return new Promise((resolve) =>
+    socket.on('message', (raw) => {
+      const frame = JSON.parse((raw as Buffer).toString()) as Frame;
+      if (frame.type !== 'event') return;
+      events.push(frame);
+      const data = frame.params?.data as { event?: string } | undefined;
+      if (frame.method === 'lifecycle' && data?.event === 'completed') resolve(events);
+    }),
+  );
+}
+
+async function openSocket(threadId: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  return socket;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return check();
+}
+
+describe('run.start sent right after subscription.subscribe', () => {
+  it("sends the run's insert while the subscription's read is still out", async () => {
+    // A lock on the runs table holds both statements: the run's insert must not wait for the
+    // subscription's read to answer (before, its first event waited for two round trips).
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    const socket = await openSocket(randomUUID());
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE runs IN ACCESS EXCLUSIVE MODE');
+      texts.length = 0;
+      named.length = 0;
+      const events = eventsUntilEnd(socket);
+      subscribeThenStart(socket, ['lifecycle'], { assistant_id: 'slow', input: { ticks: 1 } });
+      const bothSent = await until(
+        () => named.includes('runs.protocolStart') && inserts().create === 1,
+        5_000,
+      );
+      await locker.query('COMMIT');
+      expect(bothSent).toBe(true);
+      // The socket is new, so the insert that creates the thread goes first, and is the only one.
+      expect((await events).map((f) => f.method)).toEqual(['lifecycle', 'lifecycle']);
+      expect(inserts()).toEqual({ lock: 0, create: 1 });
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+      socket.close();
+    }
+  });
+
+  it('on an existing thread, starts the run there after the insert that creates finds it', async () => {
+    const threadId = randomUUID();
+    const first = await openSocket(threadId);
+    try {
+      const events = eventsUntilEnd(first);
+      subscribeThenStart(first, ['lifecycle'], { assistant_id: 'slow', input: { ticks: 1 } });
+      await events;
+    } finally {
+      first.close();
+    }
+    const socket = await openSocket(threadId);
+    texts.length = 0;
+    try {
+      const events = eventsUntilEnd(socket);
+      subscribeThenStart(socket, ['lifecycle', 'custom'], {
+        assistant_id: 'slow',
+        input: { ticks: 2 },
+      });
+      // The subscription starts at the thread's newest run: the first one, then the second.
+      const methods = (await events).map((f) => f.method);
+      expect(methods.filter((m) => m === 'custom')).toHaveLength(1);
+      const second = eventsUntilEnd(socket);
+      expect((await second).filter((f) => f.method === 'custom')).toHaveLength(2);
+    } finally {
+      socket.close();
+    }
+    expect(inserts()).toEqual({ lock: 1, create: 1 });
+    const res = await fetch(`${url}/threads/${threadId}/runs`);
+    const runs = (await res.json()) as { status: string }[];
+    expect(runs.map((r) => r.status)).toEqual(['success', 'success']);
   });
 });
