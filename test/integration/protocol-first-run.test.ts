@@ -298,9 +298,13 @@ async function openSocket(threadId: string): Promise<WebSocket> {
   return socket;
 }
 
-async function until(check: () => boolean, ms: number): Promise<boolean> {
+async function until(
+  check: () => boolean,
+  ms: number,
+  look: () => Promise<void> = () => new Promise((r) => setTimeout(r, 10)),
+): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  while (!check() && Date.now() < deadline) await look();
   return check();
 }
 
@@ -361,8 +365,73 @@ describe('run.start sent right after subscription.subscribe', () => {
       socket.close();
     }
     expect(inserts()).toEqual({ lock: 1, create: 1 });
+
     const res = await fetch(`${url}/threads/${threadId}/runs`);
     const runs = (await res.json()) as { status: string }[];
     expect(runs.map((r) => r.status)).toEqual(['success', 'success']);
   });
+
+  it('on a thread waiting at an interrupt, resumes it with the input', async () => {
+    const threadId = randomUUID();
+    let status = '';
+    const input = { messages: [{ type: 'human', content: 'add 2 and 3' }] };
+    const first = await openSocket(threadId);
+    try {
+      const frames = new Promise<void>((resolve) =>
+        first.on('message', (raw) => {
+          if ((raw as Buffer).toString().includes('"input.requested"')) resolve();
+        }),
+      );
+      subscribeThenStart(first, ['input'], { assistant_id: 'agent', input });
+      await frames;
+    } finally {
+      first.close();
+    }
+    // Input sent while the run still settles would be plain input, queued after it.
+    const settled = await until(
+      () => status === 'interrupted',
+      10_000,
+      async () => {
+        await new Promise((r) => setTimeout(r, 25));
+        const res = await fetch(`${url}/threads/${threadId}`);
+        status = ((await res.json()) as { status: string }).status;
+      },
+    );
+    expect(settled).toBe(true);
+    const socket = await openSocket(threadId);
+    try {
+      // The interrupted run is the thread's newest: its terminal event comes first.
+      const replayed = eventsOrInterrupted(socket);
+      subscribeThenStart(socket, ['lifecycle'], { assistant_id: 'agent', input: 'approved' });
+      expect(await replayed).toBe('interrupted');
+      expect(await eventsOrInterrupted(socket)).toBe('completed');
+    } finally {
+      socket.close();
+    }
+    const thread = (await (await fetch(`${url}/threads/${threadId}`)).json()) as {
+      status: string;
+      values: { answer?: string };
+    };
+    expect(thread.status).toBe('idle');
+    expect(thread.values.answer).toBe('approved');
+  });
 });
+
+/** The next root terminal lifecycle event on `socket`. */
+function eventsOrInterrupted(socket: WebSocket): Promise<string> {
+  return new Promise((resolve) => {
+    const onMessage = (raw: Buffer) => {
+      const frame = JSON.parse(raw.toString()) as Frame & { params?: { namespace?: unknown[] } };
+      const event = (frame.params?.data as { event?: string } | undefined)?.event;
+      if (
+        frame.method === 'lifecycle' &&
+        frame.params?.namespace?.length === 0 &&
+        (event === 'completed' || event === 'interrupted' || event === 'failed')
+      ) {
+        socket.off('message', onMessage);
+        resolve(event);
+      }
+    };
+    socket.on('message', onMessage);
+  });
+}
