@@ -123,15 +123,11 @@ export class ProtocolService {
     if (this.deps.events.keeps(run.run_id)) this.firstRuns.set(threadId, { run, heard: 0 });
   }
 
-  /**
-   * Answers one command that needs no connection state (every command over HTTP).
-   * `threadLooksNew`: see `runStart`.
-   */
+  /** Answers one command that needs no connection state (every command over HTTP). */
   async command(
     threadId: string,
     command: CommandEnvelope,
     headers: IncomingHttpHeaders,
-    threadLooksNew = false,
   ): Promise<SuccessEnvelope> {
     const { id, method, params } = command;
     const ok = (result: unknown, meta: Record<string, unknown> = {}): SuccessEnvelope => ({
@@ -142,7 +138,7 @@ export class ProtocolService {
     });
     switch (method) {
       case 'run.start': {
-        const { run_id, applied } = await this.runStart(threadId, params, headers, threadLooksNew);
+        const { run_id, applied } = await this.runStart(threadId, params, headers);
         return ok({ run_id }, { applied_through_seq: applied });
       }
       case 'input.respond': {
@@ -174,15 +170,10 @@ export class ProtocolService {
     }
   }
 
-  /**
-   * `threadLooksNew`: the caller saw no protocol run on the thread just before (a socket's
-   * subscription did), so creating the thread is tried before locking it.
-   */
   async runStart(
     threadId: string,
     raw: unknown,
     headers: IncomingHttpHeaders,
-    threadLooksNew = false,
   ): Promise<{ run_id: string; applied: number }> {
     const parsed = RunStartParams.safeParse(raw ?? {});
     if (!parsed.success) {
@@ -214,36 +205,32 @@ export class ProtocolService {
     // it declines are the interrupts read.
     if (input !== null && multitaskStrategy === 'enqueue') {
       const started = await this.create(threadId, body(false), headers, {
-        threadMissing: threadLooksNew,
         unlessInterrupted: true,
       });
       if (started) return started;
     }
     const interrupts = input === null ? null : await this.deps.threads.interruptsOf(threadId);
     const resume = !!interrupts && pendingInterrupts(interrupts).size > 0;
-    // The read found no thread: the run's insert tries creating it first.
-    return this.create(threadId, body(resume), headers, {
-      threadMissing: interrupts === undefined,
-    });
+    return this.create(threadId, body(resume), headers);
   }
 
   private async create(
     threadId: string,
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
-    options: { threadMissing?: boolean; unlessInterrupted: true },
+    options: { unlessInterrupted: true },
   ): Promise<{ run_id: string; applied: number } | undefined>;
   private async create(
     threadId: string,
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
-    options?: { threadMissing?: boolean },
+    options?: { unlessInterrupted?: false },
   ): Promise<{ run_id: string; applied: number }>;
   private async create(
     threadId: string,
     body: RunCreateBody,
     headers: IncomingHttpHeaders,
-    { threadMissing = false, unlessInterrupted = false } = {},
+    { unlessInterrupted = false }: { unlessInterrupted?: boolean } = {},
   ): Promise<{ run_id: string; applied: number } | undefined> {
     // Remembered before the thread's waiting streams are woken, so they find the run in memory.
     const remember = ({ run, createdUs, newThread }: ProtocolRunCreated) => {
@@ -258,7 +245,6 @@ export class ProtocolService {
     };
     const created = await this.deps.runs.createProtocolRun(threadId, body, headers, {
       onCreated: remember,
-      threadMissing,
       unlessInterrupted,
     });
     if (!created) return undefined;

@@ -27,14 +27,6 @@ export function openSession(
   log: FastifyBaseLogger,
 ): void {
   const subscriptions = new Map<string, AbortController>();
-  /**
-   * Whether the latest subscription's read found no protocol run on the thread (a new
-   * conversation): the next `run.start` then tries creating the thread before locking it.
-   * Undefined while that read is out.
-   */
-  let threadLooksNew: boolean | undefined = false;
-  /** The read `threadLooksNew` waits for: an earlier subscription's read answering late is not. */
-  let lookingAt: Promise<unknown> | undefined;
   const send = (frame: unknown) => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
   };
@@ -50,17 +42,6 @@ export function openSession(
     const filter = parsed.data;
     const controller = new AbortController();
     const cursor = service.subscriptionCursor(threadId, filter.since, controller.signal);
-    if (filter.since === undefined) {
-      threadLooksNew = undefined;
-      const look = (lookingAt = cursor.then(
-        ({ first }) => {
-          if (lookingAt === look) threadLooksNew = first !== undefined && first.run === undefined;
-        },
-        () => {
-          if (lookingAt === look) threadLooksNew = false;
-        },
-      ));
-    }
     const start = await cursor.catch((err: unknown) => {
       controller.abort();
       throw err;
@@ -128,18 +109,6 @@ export function openSession(
         subscription.abort();
         subscriptions.delete(subscription_id);
         send({ type: 'success', id: command.id, result: {}, meta: { thread_id: threadId } });
-        return;
-      }
-      if (command.method === 'run.start') {
-        // Sent right after `subscription.subscribe`, it goes by that read rather than making
-        // its own. It does not wait for the read: that would put a second round trip before
-        // the run's first event. While the read is out it takes the thread for new, as it
-        // most often is when a client subscribes and starts at once; if it is not, the insert
-        // that creates the thread finds it taken and the one that locks it follows.
-        const looksNew = threadLooksNew ?? true;
-        threadLooksNew = false;
-        lookingAt = undefined;
-        send(await service.command(threadId, command, headers, looksNew));
         return;
       }
       send(await service.command(threadId, command, headers));

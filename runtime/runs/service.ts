@@ -161,8 +161,6 @@ interface PlannedRun {
   newThreadMetadata: Record<string, unknown>;
   /** The caller's authorization filter: an existing thread that does not match is not found. */
   threadFilter?: Record<string, unknown> | undefined;
-  /** The caller has reason to think the thread does not exist: creating it is tried first. */
-  threadMissing?: boolean;
   /** See `CreateOptions.unlessInterrupted`. */
   unlessInterrupted?: boolean;
   run: NewRun;
@@ -189,8 +187,6 @@ interface CreateOptions {
   endOnly?: boolean;
   kwargs?: Record<string, unknown>;
   threadFilter?: Record<string, unknown> | undefined;
-  /** See `PlannedRun.threadMissing`. */
-  threadMissing?: boolean;
   /**
    * Create the run only on a thread with no interrupts recorded (or a new one), and only where
    * the run's one statement can decide that: otherwise nothing is created and the caller gets
@@ -213,7 +209,6 @@ export interface ProtocolRunCreated {
 /** How `createProtocolRun` creates a run (see `CreateOptions`). */
 interface ProtocolCreateOptions {
   onCreated?: (created: ProtocolRunCreated) => void;
-  threadMissing?: boolean;
 }
 
 const protocolRunCreated = (created: CreatedRun): ProtocolRunCreated => ({
@@ -273,12 +268,11 @@ export class RunService {
     requestHeaders: IncomingHttpHeaders,
     options: ProtocolCreateOptions & { unlessInterrupted?: boolean } = {},
   ): Promise<ProtocolRunCreated | undefined> {
-    const { onCreated, threadMissing, unlessInterrupted } = options;
+    const { onCreated, unlessInterrupted } = options;
     // `protocol`: the run executes with LangGraph's v3 event stream (see RunExecutor).
     const created = await this.createRun(threadId, body, requestHeaders, {
       startHere: true,
       kwargs: { protocol: true },
-      ...(threadMissing ? { threadMissing } : {}),
       ...(unlessInterrupted ? { unlessInterrupted } : {}),
       ...(onCreated ? { onCreated: (c: CreatedRun) => onCreated(protocolRunCreated(c)) } : {}),
     });
@@ -313,7 +307,6 @@ export class RunService {
         ids,
       })),
       threadFilter: options.threadFilter,
-      ...(options.threadMissing ? { threadMissing: true } : {}),
       ...(options.unlessInterrupted ? { unlessInterrupted: true } : {}),
     });
     const dispatcher = this.deps.dispatcher;
@@ -370,8 +363,8 @@ export class RunService {
   ): Promise<CreatedRun | undefined> {
     // An `enqueue` run, or one on a new temporary thread, needs nothing from the runs already
     // there: one statement marks (or creates) the thread busy and inserts the run with its first
-    // event. With `if_not_exists: create`, a missing thread is created by a second such statement
-    // (a new conversation's first run). Anything else falls through to the transaction, which
+    // event. With `if_not_exists: create` the same statement creates a missing thread instead (a
+    // new conversation's first run). Anything else falls through to the transaction, which
     // creates the thread or answers 404.
     if (planned.stateless || planned.run.multitask_strategy === 'enqueue') {
       const { thread_id } = planned.run;
@@ -381,34 +374,35 @@ export class RunService {
         start && !planned.stateless && !addressesCheckpoint(planned.run.kwargs)
           ? startRead?.(thread_id)
           : undefined;
-      const args = [
-        thread_id,
-        planned.threadMetadata,
-        planned.assistantUnchanged,
-        planned.threadFilter,
-      ] as const;
-      const created = () =>
-        threads.newBusyThread(thread_id, planned.newThreadMetadata, planned.assistantUnchanged);
-      const locked = () => threads.lockedBusyThread(...args, planned.unlessInterrupted);
-      // A thread's first run on `if_not_exists: create` would otherwise cost a statement that
-      // finds no thread to lock; another request may still create it first, hence the second.
-      const attempts = planned.stateless
-        ? [created]
+      const thread = planned.stateless
+        ? threads.newBusyThread(thread_id, planned.newThreadMetadata, planned.assistantUnchanged)
         : body.if_not_exists !== 'create'
-          ? [locked]
-          : planned.threadMissing
-            ? [created, locked]
-            : [locked, created];
-      for (const thread of attempts) {
-        const inserted = await this.deps.runs.insert(
-          planned.run,
-          planned.opening,
-          this.deps.pool,
-          thread(),
-          start,
-          read,
-        );
-        if (inserted) return { ...inserted, cancelled: [], newThread: thread === created };
+          ? threads.lockedBusyThread(
+              thread_id,
+              planned.threadMetadata,
+              planned.assistantUnchanged,
+              planned.threadFilter,
+              planned.unlessInterrupted,
+            )
+          : threads.newOrLockedBusyThread(
+              thread_id,
+              planned.newThreadMetadata,
+              planned.threadMetadata,
+              planned.assistantUnchanged,
+              planned.threadFilter,
+              planned.unlessInterrupted,
+            );
+      const inserted = await this.deps.runs.insert(
+        planned.run,
+        planned.opening,
+        this.deps.pool,
+        thread,
+        start,
+        read,
+      );
+      if (inserted) {
+        const { threadCreated, ...rest } = inserted;
+        return { ...rest, cancelled: [], newThread: threadCreated ?? planned.stateless };
       }
     }
     // Whether the thread waits at an interrupt is for the caller to read now.

@@ -120,6 +120,8 @@ export interface InsertedRun {
   protocolPrior?: number;
   /** A protocol run's creation time in µs since the epoch (a thread stream's cursor unit). */
   createdUs?: string;
+  /** With a thread step that reports it: whether the statement created the thread. */
+  threadCreated?: boolean;
 }
 
 /** A run inserted running lost the race for its thread to a claimed one: insert it queued. */
@@ -348,7 +350,7 @@ export class RunStore {
     run: NewRun,
     opening: EventBatch,
     db: Queryable,
-    thread?: EmbeddedStatement,
+    thread?: EmbeddedStatement & { reportsCreated?: true },
     start?: RunStart,
     read?: EmbeddedRead,
   ): Promise<InsertedRun | undefined> {
@@ -412,8 +414,10 @@ export class RunStore {
         `read AS (SELECT ${readColumns.join(', ')} FROM (${embed(read)}) AS r
            WHERE (SELECT now FROM start))`,
       );
+    const reportsCreated = thread?.reportsCreated === true;
     const extra = [
       ...readColumns.map((c) => `read.${c}`),
+      ...(reportsCreated ? ['(SELECT created FROM thread) AS thread_created'] : []),
       ...(protocol
         ? [
             'prior.index::text AS protocol_prior',
@@ -431,9 +435,14 @@ export class RunStore {
     if (inserted) this.announce(notifyHere, opening.notify);
     if (!inserted) return undefined;
     const taken = protocol ? takeColumns(inserted, ['protocol_prior', 'created_us']) : undefined;
-    const prior = taken
-      ? { protocolPrior: Number(taken.protocol_prior), createdUs: String(taken.created_us) }
-      : {};
+    const prior = {
+      ...(taken
+        ? { protocolPrior: Number(taken.protocol_prior), createdUs: String(taken.created_us) }
+        : {}),
+      ...(reportsCreated
+        ? { threadCreated: takeColumns(inserted, ['thread_created']).thread_created === true }
+        : {}),
+    };
     if (!readColumns.length) return { run: inserted, ...prior };
     const readRow = takeColumns(inserted, readColumns);
     return inserted.status === 'running'

@@ -257,6 +257,33 @@ export class ThreadService {
   }
 
   /**
+   * `newBusyThread` or, when the thread exists, `lockedBusyThread` (with `lockMetadata`), as one
+   * statement: a run on a thread that may not exist yet (`if_not_exists: "create"`). It reports
+   * whether it created the thread.
+   */
+  newOrLockedBusyThread(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    lockMetadata: Record<string, unknown>,
+    onlyIf?: EmbeddedStatement,
+    visibleTo?: AuthFilter,
+    uninterrupted = false,
+  ): EmbeddedStatement & { reportsCreated: true } {
+    return {
+      ...this.deps.store.upsertBusyStatement(
+        threadId,
+        metadata,
+        this.deps.defaultTtl,
+        lockMetadata,
+        onlyIf,
+        visibleTo,
+        uninterrupted,
+      ),
+      reportsCreated: true,
+    };
+  }
+
+  /**
    * `lockForRun` as a statement for the runs store to embed in a run's insert (see above). With
    * `uninterrupted`, a thread with interrupts recorded is left alone as if missing.
    */

@@ -344,6 +344,46 @@ export class ThreadStore {
     };
   }
 
+  /**
+   * `insertBusyStatement` that, when the thread exists, does what `lockBusyStatement` does
+   * instead (`lockMetadata` merged into its metadata, `visibleTo` and `uninterrupted` checked
+   * under the row's lock): a run on a thread that may or may not exist yet costs one statement
+   * either way. Returns the thread's id and `created` (whether this statement inserted it).
+   */
+  upsertBusyStatement(
+    threadId: string,
+    metadata: Record<string, unknown>,
+    ttl: Ttl | undefined,
+    lockMetadata: Record<string, unknown>,
+    onlyIf?: EmbeddedStatement,
+    visibleTo?: AuthFilter,
+    uninterrupted = false,
+  ): EmbeddedStatement {
+    const params = insertParams(threadId, metadata, ttl, 'busy');
+    const own = [...params, jsonb(lockMetadata), ...(visibleTo ? [jsonb(visibleTo)] : [])];
+    return {
+      sql: (first) => {
+        const lockMeta = `$${first + params.length}`;
+        const visible = visibleTo
+          ? ` AND threads.metadata @> $${first + params.length + 1}::jsonb`
+          : '';
+        // One condition guards both the insert and the update, on the same parameters.
+        const condition = onlyIf?.sql(first + own.length);
+        const lockIf = `${visible}${uninterrupted ? ` AND threads.interrupts = '{}'::jsonb` : ''}${
+          condition ? ` AND ${condition}` : ''
+        }`;
+        return insertSql(
+          first,
+          'thread_id, xmax = 0 AS created',
+          condition === undefined ? undefined : () => condition,
+          `DO UPDATE SET status = 'busy', metadata = threads.metadata || ${lockMeta}::jsonb,
+             updated_at = now() WHERE true${lockIf}`,
+        );
+      },
+      values: [...own, ...(onlyIf?.values ?? [])],
+    };
+  }
+
   /** With `onlyIf` (a condition from another store), nothing is inserted when it is false. */
   insertBusyStatement(
     threadId: string,
@@ -561,6 +601,7 @@ function insertSql(
   first: number,
   returning: string,
   condition?: (first: number) => string,
+  onConflict = 'DO NOTHING',
 ): string {
   const [id, metadata, minutes, strategy, status] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
   const expires = expiresAt(`${minutes}`);
@@ -571,7 +612,7 @@ function insertSql(
     : `VALUES (${id}, ${metadata}, '{}'::jsonb, ${minutes}, ${strategy}, ${expires}, ${status})`;
   return `INSERT INTO threads (thread_id, metadata, "values", ttl_minutes, ttl_strategy, expires_at, status)
     ${rows}
-    ON CONFLICT (thread_id) DO NOTHING RETURNING ${returning}`;
+    ON CONFLICT (thread_id) ${onConflict} RETURNING ${returning}`;
 }
 
 function insertParams(

@@ -681,6 +681,32 @@ describe('batches, bulk cancel and implicit threads', () => {
     expect(contents(result)).toEqual(['new thread', 'echo: new thread']);
     expect((await rt.client.threads.get(id)).metadata).toMatchObject({ graph_id: 'echo' });
   });
+
+  it('creates the thread once when many runs ask for it at the same time', async () => {
+    // One statement creates the thread or, when it exists, locks it: the runs racing for a new
+    // thread all land on it, and none is refused.
+    const id = crypto.randomUUID();
+    const runs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        rt.client.runs.create(id, 'echo', {
+          input: hi(`turn ${i}`),
+          ifNotExists: 'create',
+          metadata: { turn: i },
+        }),
+      ),
+    );
+    expect(new Set(runs.map((r) => r.run_id)).size).toBe(20);
+    for (const run of runs) await rt.client.runs.join(id, run.run_id);
+    const listed = await rt.client.runs.list(id, { limit: 50 });
+    expect(listed.map((r) => r.status).sort()).toEqual(Array<string>(20).fill('success'));
+    const thread = await rt.client.threads.get(id);
+    expect(thread.metadata).toMatchObject({ graph_id: 'echo' });
+    expect(typeof thread.metadata?.assistant_id).toBe('string');
+    expect(thread.status).toBe('idle');
+    // Every turn went through the echo graph on the one thread, in some order.
+    const messages = (thread.values as { messages: { content: string }[] }).messages;
+    expect(messages).toHaveLength(40);
+  });
 });
 
 describe('streams and their log', () => {
