@@ -190,8 +190,13 @@ describe('run.start on a thread waiting at an interrupt', () => {
     expect((await command(1, { assistant_id: 'agent', input })).type).toBe('success');
     expect((await settled()).status).toBe('interrupted');
     named.length = 0;
+    texts.length = 0;
     expect((await command(2, { assistant_id: 'agent', input: 'approved' })).type).toBe('success');
     const sent = [...named];
+    // The insert that declines (the thread waits at an interrupt), the interrupts' read, and the
+    // insert of the resume.
+    expect(inserts()).toEqual({ lock: 0, create: 0, upsert: 2 });
+    expect(sent.filter((name) => name === 'threads.interrupts')).toHaveLength(1);
     const after = await settled();
     expect(after.status).toBe('idle');
     expect(after.values.answer).toBe('approved');
