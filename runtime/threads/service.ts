@@ -269,18 +269,15 @@ export class ThreadService {
     visibleTo?: AuthFilter,
     uninterrupted = false,
   ): EmbeddedStatement & { reportsCreated: true } {
-    return {
-      ...this.deps.store.upsertBusyStatement(
-        threadId,
-        metadata,
-        this.deps.defaultTtl,
-        lockMetadata,
-        onlyIf,
-        visibleTo,
-        uninterrupted,
-      ),
-      reportsCreated: true,
-    };
+    return this.deps.store.upsertBusyStatement(
+      threadId,
+      metadata,
+      this.deps.defaultTtl,
+      lockMetadata,
+      onlyIf,
+      visibleTo,
+      uninterrupted,
+    );
   }
 
   /**

@@ -335,11 +335,16 @@ export class ThreadStore {
   ): EmbeddedStatement {
     const own = [threadId, jsonb(metadata), ...(visibleTo ? [jsonb(visibleTo)] : [])];
     return {
-      sql: (first) =>
-        `UPDATE threads SET status = 'busy', metadata = metadata || $${first + 1}::jsonb, updated_at = now()
-         WHERE thread_id = $${first}${visibleTo ? ` AND metadata @> $${first + 2}::jsonb` : ''}${
-           uninterrupted ? ` AND interrupts = '{}'::jsonb` : ''
-         }${onlyIf ? ` AND ${onlyIf.sql(first + own.length)}` : ''} RETURNING thread_id`,
+      sql: (first) => {
+        const lock = busyLock(
+          `$${first + 1}`,
+          visibleTo && `$${first + 2}`,
+          uninterrupted,
+          onlyIf?.sql(first + own.length),
+        );
+        return `UPDATE threads SET ${lock.set}
+          WHERE thread_id = $${first}${lock.where ? ` AND ${lock.where}` : ''} RETURNING thread_id`;
+      },
       values: [...own, ...(onlyIf?.values ?? [])],
     };
   }
@@ -358,29 +363,28 @@ export class ThreadStore {
     onlyIf?: EmbeddedStatement,
     visibleTo?: AuthFilter,
     uninterrupted = false,
-  ): EmbeddedStatement {
+  ): EmbeddedStatement & { reportsCreated: true } {
     const params = insertParams(threadId, metadata, ttl, 'busy');
     const own = [...params, jsonb(lockMetadata), ...(visibleTo ? [jsonb(visibleTo)] : [])];
     return {
       sql: (first) => {
-        const lockMeta = `$${first + params.length}`;
-        const visible = visibleTo
-          ? ` AND threads.metadata @> $${first + params.length + 1}::jsonb`
-          : '';
         // One condition guards both the insert and the update, on the same parameters.
         const condition = onlyIf?.sql(first + own.length);
-        const lockIf = `${visible}${uninterrupted ? ` AND threads.interrupts = '{}'::jsonb` : ''}${
-          condition ? ` AND ${condition}` : ''
-        }`;
+        const lock = busyLock(
+          `$${first + params.length}`,
+          visibleTo && `$${first + params.length + 1}`,
+          uninterrupted,
+          condition,
+        );
         return insertSql(
           first,
           'thread_id, xmax = 0 AS created',
           condition === undefined ? undefined : () => condition,
-          `DO UPDATE SET status = 'busy', metadata = threads.metadata || ${lockMeta}::jsonb,
-             updated_at = now() WHERE true${lockIf}`,
+          `DO UPDATE SET ${lock.set}${lock.where ? ` WHERE ${lock.where}` : ''}`,
         );
       },
       values: [...own, ...(onlyIf?.values ?? [])],
+      reportsCreated: true,
     };
   }
 
@@ -597,6 +601,30 @@ function expiresAt(minutes: string): string {
  * Inserts a thread unless its id is taken; parameters from `$first` as `insertParams` gives them.
  * `condition(first)`: a condition on the row, with parameters after the five of `insertParams`.
  */
+/**
+ * Marking an existing thread busy for a run (`lockBusyStatement`, and the upsert's update): the
+ * run's metadata (parameter `metadata`) merged into the thread's, under the conditions that the
+ * thread matches the caller's auth filter (`visible`), has no interrupts recorded
+ * (`uninterrupted`) and that `onlyIf` holds.
+ */
+function busyLock(
+  metadata: string,
+  visible: string | undefined,
+  uninterrupted: boolean,
+  onlyIf: string | undefined,
+): { set: string; where: string } {
+  return {
+    set: `status = 'busy', metadata = threads.metadata || ${metadata}::jsonb, updated_at = now()`,
+    where: [
+      visible && `threads.metadata @> ${visible}::jsonb`,
+      uninterrupted && `threads.interrupts = '{}'::jsonb`,
+      onlyIf,
+    ]
+      .filter(Boolean)
+      .join(' AND '),
+  };
+}
+
 function insertSql(
   first: number,
   returning: string,

@@ -50,8 +50,7 @@ type Frame = { type: string; id?: number; method?: string; params?: { data?: unk
 describe('a protocol run on a new thread, subscribed before run.start', () => {
   it('reaches the subscription with every event, its run found in memory', async () => {
     const threadId = randomUUID();
-    const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const socket = await openSocket(threadId);
     const frames: Frame[] = [];
     /** The statements sent before the first event frame arrived. */
     let beforeFirstEvent: string[] | undefined;
@@ -133,8 +132,7 @@ function countServerWrites(): { count: () => number; restore: () => void } {
 describe('a burst of events on a WebSocket', () => {
   it('leaves the server in a few writes, not one per frame', async () => {
     const threadId = randomUUID();
-    const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const socket = await openSocket(threadId);
     let custom = 0;
     const ended = new Promise<void>((resolve) =>
       socket.on('message', (raw) => {
@@ -265,8 +263,7 @@ describe('run.start over HTTP on a new thread, then again on it', () => {
 describe('subscription.subscribe then run.start on a WebSocket, on a new thread', () => {
   it('creates the thread with the run in one statement', async () => {
     const threadId = randomUUID();
-    const socket = new WebSocket(`${url.replace('http', 'ws')}/threads/${threadId}/stream/events`);
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const socket = await openSocket(threadId);
     const ended = new Promise<void>((resolve) =>
       socket.on('message', (raw) => {
         const frame = JSON.parse((raw as Buffer).toString()) as Frame;
