@@ -103,3 +103,4 @@ export function unstorableStrings(
   walk(value, [], carried);
   return found;
 }
+export * from './carried.js';

@@ -12,3 +12,6 @@ export const MAX_DELAY_SECONDS = MAX_TTL_MINUTES * 60;
 
 /** The largest PostgreSQL `integer` (versions, depths). */
 export const MAX_INT4 = 2_147_483_647;
+
+/** A request body, and a WebSocket frame of the thread protocol: 25 MiB. */
+export const MAX_BODY_BYTES = 25 * 1024 * 1024;

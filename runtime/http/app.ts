@@ -10,6 +10,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import { MAX_BODY_BYTES } from '../../common/limits/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import type { Registry } from '../../common/metrics/index.js';
 import type { AuthSettings, HttpSettings } from '../config/index.js';
@@ -141,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: logger,
     // Per-request access logs would dominate the output; metrics cover request volume.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 25 * 1024 * 1024,
+    bodyLimit: MAX_BODY_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
@@ -164,8 +165,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);
   registerRequestLog(app, deps.logger, deps.http.logging_headers);
-  // WebSocket upgrades go through fastify's routing and hooks (auth, CORS) like any request.
-  await app.register(websocket);
+  // WebSocket upgrades go through fastify's routing and hooks (auth, CORS) like any request. A
+  // frame is held to a body's size (a larger one closes the socket with 1009), not ws's 100 MiB.
+  await app.register(websocket, {
+    options: { maxPayload: MAX_BODY_BYTES },
+    errorHandler: (error, socket, request) => {
+      // ws has sent the close code for a client's bad frame (too large, not UTF-8): the
+      // client's error, not the server's.
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('WS_ERR_'))
+        request.log.warn({ err: error }, 'websocket frame refused');
+      else request.log.error(error);
+      socket.terminate();
+    },
+  });
 
   const meta = !deps.http.disable_meta;
   if (meta) {

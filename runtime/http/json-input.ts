@@ -7,40 +7,37 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, type ValidationIssue } from '../../common/errors/index.js';
 import { MAX_JSON_DEPTH } from '../../common/limits/index.js';
 import {
+  CARRIED_COMMAND,
+  CARRIED_CONFIG,
+  CARRIED_PROTOCOL_COMMAND,
+  CARRIED_RUN,
   jsonDepthExceeds,
   mayHoldUnstorable,
   unstorableStrings,
   type CarriedFields,
 } from '../../common/json/index.js';
 
-// `{}` inside a carried member: checked all the same. Node names (`goto`) and the checkpoint
-// address in `configurable` end up in text columns.
-const COMMAND: CarriedFields = { '*': true, goto: {} };
-const CONFIG: CarriedFields = {
-  '*': true,
-  configurable: { '*': true, thread_id: {}, checkpoint_id: {}, checkpoint_ns: {} },
-};
-const RUN: CarriedFields = { input: true, command: COMMAND, config: CONFIG, context: true };
 const SUPERSTEPS: CarriedFields = {
-  supersteps: { '*': { updates: { '*': { values: true, command: COMMAND } } } },
+  supersteps: { '*': { updates: { '*': { values: true, command: CARRIED_COMMAND } } } },
 };
 
 /** Body members that reach a graph (or the store) as they are, by route (without the prefix). */
 const CARRIED: Record<string, CarriedFields> = {
   'POST /threads': SUPERSTEPS,
   'POST /threads/:thread_id/state': { values: true },
-  'POST /threads/:thread_id/runs': RUN,
-  'POST /threads/:thread_id/runs/wait': RUN,
-  'POST /threads/:thread_id/runs/stream': RUN,
-  'POST /runs': RUN,
-  'POST /runs/wait': RUN,
-  'POST /runs/stream': RUN,
-  'POST /runs/batch': { '*': RUN },
-  'POST /runs/crons': RUN,
-  'POST /threads/:thread_id/runs/crons': RUN,
-  'PATCH /runs/crons/:cron_id': RUN,
-  'POST /assistants': { config: CONFIG, context: true },
-  'PATCH /assistants/:assistant_id': { config: CONFIG, context: true },
+  'POST /threads/:thread_id/commands': CARRIED_PROTOCOL_COMMAND,
+  'POST /threads/:thread_id/runs': CARRIED_RUN,
+  'POST /threads/:thread_id/runs/wait': CARRIED_RUN,
+  'POST /threads/:thread_id/runs/stream': CARRIED_RUN,
+  'POST /runs': CARRIED_RUN,
+  'POST /runs/wait': CARRIED_RUN,
+  'POST /runs/stream': CARRIED_RUN,
+  'POST /runs/batch': { '*': CARRIED_RUN },
+  'POST /runs/crons': CARRIED_RUN,
+  'POST /threads/:thread_id/runs/crons': CARRIED_RUN,
+  'PATCH /runs/crons/:cron_id': CARRIED_RUN,
+  'POST /assistants': { config: CARRIED_CONFIG, context: true },
+  'PATCH /assistants/:assistant_id': { config: CARRIED_CONFIG, context: true },
   'PUT /store/items': { value: true },
 };
 

@@ -7,6 +7,13 @@ import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../common/errors/index.js';
+import {
+  CARRIED_PROTOCOL_COMMAND,
+  jsonDepthExceeds,
+  mayHoldUnstorable,
+  unstorableStrings,
+} from '../../common/json/index.js';
+import { MAX_JSON_DEPTH } from '../../common/limits/index.js';
 import { ProtocolError, errorEnvelope, invalidArgument, issueMessage } from './errors.js';
 import { matches } from './filter.js';
 import { CommandEnvelope, SubscribeParams, UnsubscribeParams } from './schemas.js';
@@ -78,6 +85,13 @@ export function openSession(
   };
 
   const handle = async (text: string) => {
+    // The checks a command sent over HTTP gets from the body parser (runtime/http/json-input.ts).
+    if (jsonDepthExceeds(text)) {
+      send(
+        errorEnvelope(null, invalidArgument(`frame nests deeper than ${MAX_JSON_DEPTH} levels`)),
+      );
+      return;
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -93,6 +107,15 @@ export function openSession(
       return;
     }
     const command = parsed.data;
+    const [unstorable] = mayHoldUnstorable(text)
+      ? unstorableStrings(json, CARRIED_PROTOCOL_COMMAND, 1)
+      : [];
+    if (unstorable) {
+      send(
+        errorEnvelope(command.id, invalidArgument(`${dotted(unstorable.path)}: ${unstorable.msg}`)),
+      );
+      return;
+    }
     try {
       if (command.method === 'subscription.subscribe') {
         await subscribe(command.id, command.params);
@@ -140,4 +163,9 @@ export function openSession(
     for (const subscription of subscriptions.values()) subscription.abort();
     subscriptions.clear();
   });
+}
+
+/** `params.responses[0].interrupt_id`: where a value sits in a frame. */
+function dotted(path: (string | number)[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i ? `.${p}` : p)).join('');
 }

@@ -591,6 +591,69 @@ describe('thread protocol through the official JS SDK', () => {
     expect((await fetch(`${a.url}/threads/${threadId}/stream/events`)).status).toBe(426);
   });
 
+  it('holds WebSocket frames to the limits of a request body: depth, unstorable strings, size', async () => {
+    const threadId = randomUUID();
+    const socket = await openSocket(a.url, threadId);
+    const replies: Record<string, unknown>[] = [];
+    socket.on('message', (raw) => {
+      replies.push(JSON.parse((raw as Buffer).toString()) as Record<string, unknown>);
+    });
+    const reply = async (frame: string) => {
+      const before = replies.length;
+      socket.send(frame);
+      await expect.poll(() => replies.length, { timeout: 10_000 }).toBeGreaterThan(before);
+      return replies[before]!;
+    };
+    const nested = `${'['.repeat(600)}${']'.repeat(600)}`;
+    expect(
+      await reply(
+        `{"id":1,"method":"run.start","params":{"assistant_id":"agent","input":${nested}}}`,
+      ),
+    ).toMatchObject({ type: 'error', id: null, error: 'invalid_argument' });
+    // A NUL where PostgreSQL cannot hold it (metadata is matched by filters): refused, nothing made.
+    const refused = await reply(
+      JSON.stringify({
+        id: 2,
+        method: 'run.start',
+        params: { assistant_id: 'agent', input: { messages: [] }, metadata: { tag: 'a\u0000b' } },
+      }),
+    );
+    expect(refused).toMatchObject({ type: 'error', id: 2, error: 'invalid_argument' });
+    expect(String(refused.message)).toContain('params.metadata.tag');
+    expect((await fetch(`${a.url}/threads/${threadId}`)).status).toBe(404);
+    // In the input a graph sees, the same string is kept exactly, over both transports.
+    const input = { messages: [{ role: 'user', content: 'a\u0000b\ud800' }] };
+    expect(
+      await reply(
+        JSON.stringify({ id: 3, method: 'run.start', params: { assistant_id: 'agent', input } }),
+      ),
+    ).toMatchObject({ type: 'success', id: 3 });
+    const overHttp = randomUUID();
+    const started = await command(a.url, overHttp, {
+      id: 4,
+      method: 'run.start',
+      params: { assistant_id: 'agent', input, metadata: { tag: 'x' } },
+    });
+    expect(started).toMatchObject({ status: 200, body: { type: 'success', id: 4 } });
+    const nulMetadata = await command(a.url, overHttp, {
+      id: 5,
+      method: 'run.start',
+      params: { assistant_id: 'agent', input, metadata: { tag: 'a\u0000b' } },
+    });
+    expect(nulMetadata.status).toBe(422);
+    for (const id of [threadId, overHttp]) {
+      await sse(a.url, id, { channels: ['lifecycle'] }, (e) => e.some(isRootEnd));
+      const state = (await command(a.url, id, { id: 6, method: 'state.get', params: {} })).body
+        .result as { values: { messages: { content: string }[] } };
+      expect(state.values.messages[0]!.content).toBe('a\u0000b\ud800');
+    }
+    // A frame over a body's 25 MiB closes the socket with 1009; the server goes on.
+    const closed = new Promise<number>((resolve) => socket.once('close', resolve));
+    socket.send(`{"id":7,"method":"state.get","params":{"pad":"${'x'.repeat(25 * 1024 * 1024)}"}}`);
+    expect(await closed).toBe(1009);
+    expect((await fetch(`${a.url}/ok`)).status).toBe(200);
+  });
+
   it('answers CORS on the protocol routes, streams included', async () => {
     const threadId = randomUUID();
     const res = await fetch(`${a.url}/threads/${threadId}/stream/events`, {

@@ -1,7 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeJsonText, encodeJsonText, jsonb } from '../../common/db/index.js';
-import { jsonDepthExceeds, mayHoldUnstorable, unstorableStrings } from '../../common/json/index.js';
+import {
+  CARRIED_PROTOCOL_COMMAND,
+  jsonDepthExceeds,
+  mayHoldUnstorable,
+  unstorableStrings,
+} from '../../common/json/index.js';
 
 const PIECES = [
   'a',
@@ -62,6 +67,30 @@ describe('request JSON limits', () => {
     ]);
     expect(unstorableStrings(['\ud83d\ude00', 'x\ud800'], undefined).map((f) => f.path)).toEqual([
       [1],
+    ]);
+  });
+
+  it('keeps the graph values of a protocol command and checks the rest', () => {
+    const nul = 'a\u0000';
+    const command = {
+      id: 1,
+      method: nul,
+      params: {
+        input: { [nul]: nul },
+        config: { tags: [nul], configurable: { user: nul, checkpoint_id: nul } },
+        responses: [{ interrupt_id: nul, response: nul }],
+        response: nul,
+        update: [[nul, nul]],
+        goto: nul,
+        metadata: { tag: nul },
+      },
+    };
+    expect(unstorableStrings(command, CARRIED_PROTOCOL_COMMAND).map((f) => f.path)).toEqual([
+      ['method'],
+      ['params', 'config', 'configurable', 'checkpoint_id'],
+      ['params', 'responses', 0, 'interrupt_id'],
+      ['params', 'goto'],
+      ['params', 'metadata', 'tag'],
     ]);
   });
 });

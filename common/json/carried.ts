@@ -1,0 +1,36 @@
+// Which members of the API's bodies reach a graph as they are (see `unstorableStrings`): their
+// strings may hold anything and are stored encoded; the rest of a body must be storable as is.
+// `{}` inside a carried member: checked all the same.
+import type { CarriedFields } from './index.js';
+
+/** A LangGraph `Command`: node names (`goto`) end up in text columns. */
+export const CARRIED_COMMAND: CarriedFields = { '*': true, goto: {} };
+
+/** A run's or assistant's `config`: the checkpoint address in `configurable` is stored as text. */
+export const CARRIED_CONFIG: CarriedFields = {
+  '*': true,
+  configurable: { '*': true, thread_id: {}, checkpoint_id: {}, checkpoint_ns: {} },
+};
+
+/** The body of a run (`POST /threads/{id}/runs` and the like). */
+export const CARRIED_RUN: CarriedFields = {
+  input: true,
+  command: CARRIED_COMMAND,
+  config: CARRIED_CONFIG,
+  context: true,
+};
+
+/**
+ * A thread protocol command (`POST /threads/{id}/commands`, a WebSocket frame): `run.start`'s
+ * input and config, `input.respond`'s responses, update and config. Interrupt ids and `goto`
+ * are checked.
+ */
+export const CARRIED_PROTOCOL_COMMAND: CarriedFields = {
+  params: {
+    input: true,
+    config: CARRIED_CONFIG,
+    response: true,
+    responses: { '*': { response: true } },
+    update: true,
+  },
+};
