@@ -2,6 +2,7 @@
 // big fields), `post.<id>.<field>` / `patch.<id>.<field>` (inputs, outputs, events, extra,
 // error, serialized), `feedback.<id>` and `attachment.<id>.<name>`.
 import { AppError } from '../common/errors/index.js';
+import { JSON_TOO_DEEP, jsonDepthExceeds } from '../common/json/index.js';
 
 export interface MultipartRuns {
   post: Record<string, unknown>[];
@@ -51,9 +52,11 @@ export function parseMultipartRuns(body: Buffer, boundary: string): MultipartRun
       throw bad(`unknown multipart part ${name}`);
     }
     if (!id || more.length) throw bad(`malformed multipart part name ${name}`);
+    const text = data.toString('utf8');
+    if (jsonDepthExceeds(text)) throw bad(`multipart part ${name}: ${JSON_TOO_DEEP}`);
     let value: unknown;
     try {
-      value = JSON.parse(data.toString('utf8'));
+      value = JSON.parse(text);
     } catch {
       throw bad(`multipart part ${name} is not JSON`);
     }

@@ -6,6 +6,8 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import { invalid } from '../../common/errors/index.js';
+import { JSON_TOO_DEEP, jsonDepthExceeds } from '../../common/json/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import { deploymentRoutes, type DeploymentService } from '../deployments/index.js';
 import { listenerRoutes, type ListenerService } from '../listeners/index.js';
@@ -40,6 +42,8 @@ function parseJsonBody(
   done: (err: Error | null, value?: unknown) => void,
 ): void {
   if (body.trim() === '') return done(null, undefined);
+  // Checked on the text, as the runtime does: V8 parses deep nesting slowly (docs/limits.md).
+  if (jsonDepthExceeds(body)) return done(invalid(['body'], JSON_TOO_DEEP, 'json_too_deep'));
   try {
     done(null, JSON.parse(body));
   } catch (err) {

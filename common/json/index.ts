@@ -3,6 +3,9 @@
 // the HTTP layers decide what to answer.
 import { MAX_JSON_DEPTH } from '../limits/index.js';
 
+/** What a body nested too deep is told (`json_too_deep`). */
+export const JSON_TOO_DEEP = `JSON nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`;
+
 /**
  * Whether JSON text nests deeper than `max` arrays/objects. Scans the raw text, so a body that
  * would overflow a recursive reader or PostgreSQL's stack is refused before it is parsed. Strings

@@ -4,13 +4,13 @@
 // unchanged (common/db/jsonb.ts). Anything else holding NUL or a lone surrogate (metadata, names,
 // ids, keys, filters) is a 422 naming the field, not a database error.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, type ValidationIssue } from '../../common/errors/index.js';
-import { MAX_JSON_DEPTH } from '../../common/limits/index.js';
+import { AppError, invalid, type ValidationIssue } from '../../common/errors/index.js';
 import {
   CARRIED_COMMAND,
   CARRIED_CONFIG,
   CARRIED_PROTOCOL_COMMAND,
   CARRIED_RUN,
+  JSON_TOO_DEEP,
   jsonDepthExceeds,
   mayHoldUnstorable,
   unstorableStrings,
@@ -45,13 +45,7 @@ const CARRIED: Record<string, CarriedFields> = {
 const suspect = new WeakSet<object>();
 
 function tooDeep(): AppError {
-  return new AppError('VALIDATION', [
-    {
-      loc: ['body'],
-      msg: `JSON nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
-      type: 'json_too_deep',
-    },
-  ]);
+  return invalid(['body'], JSON_TOO_DEEP, 'json_too_deep');
 }
 
 /**

@@ -9,11 +9,11 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../common/errors/index.js';
 import {
   CARRIED_PROTOCOL_COMMAND,
+  JSON_TOO_DEEP,
   jsonDepthExceeds,
   mayHoldUnstorable,
   unstorableStrings,
 } from '../../common/json/index.js';
-import { MAX_JSON_DEPTH } from '../../common/limits/index.js';
 import { ProtocolError, errorEnvelope, invalidArgument, issueMessage } from './errors.js';
 import { matches } from './filter.js';
 import { CommandEnvelope, SubscribeParams, UnsubscribeParams } from './schemas.js';
@@ -87,9 +87,7 @@ export function openSession(
   const handle = async (text: string) => {
     // The checks a command sent over HTTP gets from the body parser (runtime/http/json-input.ts).
     if (jsonDepthExceeds(text)) {
-      send(
-        errorEnvelope(null, invalidArgument(`frame nests deeper than ${MAX_JSON_DEPTH} levels`)),
-      );
+      send(errorEnvelope(null, invalidArgument(JSON_TOO_DEEP)));
       return;
     }
     let json: unknown;

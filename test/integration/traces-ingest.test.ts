@@ -288,6 +288,46 @@ describe('trace ingest and reads with the official SDKs', () => {
     expect(bad.status).toBe(422);
   });
 
+  it('refuses JSON nested deeper than 512 levels before parsing it, on every route of the api', async () => {
+    // The body is level 1, `post` 2, the run 3, `inputs` 4: 508 arrays in it reach 512.
+    const nested = (levels: number): unknown =>
+      Array.from({ length: levels }).reduce<unknown>((inner) => [inner], 1);
+    const run = (id: string, arrays: number) => ({
+      id,
+      name: 'deep',
+      run_type: 'chain',
+      start_time: Date.now(),
+      inputs: { x: nested(arrays) },
+    });
+    const [kept, deep, deepPart] = [randomUUID(), randomUUID(), randomUUID()];
+    const atLimit = await http('/runs/batch', { method: 'POST', json: { post: [run(kept, 508)] } });
+    expect(atLimit.status).toBe(202);
+    expect((await client().readRun(kept)).inputs).toEqual({ x: nested(508) });
+    const refused = await http('/runs/batch', { method: 'POST', json: { post: [run(deep, 509)] } });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({
+      detail: [{ loc: ['body'], type: 'json_too_deep' }],
+    });
+    const boundary = 'graphdock-deep';
+    const part = JSON.stringify(run(deepPart, 600));
+    const multipart = await http('/runs/multipart', {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: `--${boundary}\r\nContent-Disposition: form-data; name="post.${deepPart}"\r\n\r\n${part}\r\n--${boundary}--\r\n`,
+    });
+    expect(multipart.status).toBe(400);
+    expect(JSON.stringify(await multipart.json())).toContain('nests deeper than 512');
+    for (const id of [deep, deepPart]) expect((await http(`/runs/${id}`)).status, id).toBe(404);
+    // The control-plane routes share the parser.
+    const deployment = await fetch(`${api.api.url}/v2/deployments`, {
+      method: 'POST',
+      headers: { 'x-api-key': TRACES_BOOTSTRAP_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'deep', secrets: nested(600) }),
+    });
+    expect(deployment.status).toBe(422);
+    expect(await deployment.json()).toMatchObject({ detail: [{ type: 'json_too_deep' }] });
+  });
+
   it('shows a workspace nothing of another workspace', async () => {
     const project = `iso-${randomUUID()}`;
     const { root } = await traceApp(client(), project, randomUUID());
