@@ -1,5 +1,6 @@
 // The run data format: what a stored run holds, and how fields a client left out are derived
 // (trace_id, dotted_order, parent_run_ids, is_root, status, token counts, thread id).
+import { decodeStoredText } from '../common/db/index.js';
 import type { RunCreate, RunUpdate } from './schemas.js';
 
 /** A run as written to the store (json_to_recordset input: absent fields are null). */
@@ -350,6 +351,13 @@ export function runOut(run: StoredRun) {
   delete rest.thread_id;
   return {
     ...(rest as Omit<StoredRun, 'thread_id'>),
+    // Text columns hold NUL and lone surrogates encoded, as the JSON they came from (jsonb()).
+    name: decodeStoredText(run.name),
+    run_type: decodeStoredText(run.run_type),
+    status: decodeStoredText(run.status),
+    error: run.error === null ? null : decodeStoredText(run.error),
+    trace_tier: run.trace_tier === null ? null : decodeStoredText(run.trace_tier),
+    tags: run.tags.map(decodeStoredText),
     child_run_ids: null,
     direct_child_run_ids: null,
     feedback_stats: null,

@@ -1,10 +1,19 @@
 // Wire schemas of the LangSmith-compatible trace endpoints (the SDKs' run create/update bodies,
 // the run query, sessions). Unknown fields are accepted and ignored, as LangSmith does.
 import { z } from 'zod';
+import { unstorableReason } from '../common/json/index.js';
 
 const Uuid = z.uuid();
 const Time = z.union([z.string(), z.number()]).nullish();
 const Json = z.unknown().optional();
+/**
+ * A string the store matches on or keeps as a key (project names, filters, cursors): 422 when
+ * PostgreSQL cannot hold it. Run fields that are data (names, errors, tags) are stored encoded.
+ */
+const Text = z.string().superRefine((text, ctx) => {
+  const reason = unstorableReason(text);
+  if (reason) ctx.addIssue({ code: 'custom', message: reason });
+});
 
 const RunFields = {
   name: z.string().nullish(),
@@ -24,7 +33,7 @@ const RunFields = {
     .regex(/^(\d{8}T\d{6,12}Z[0-9a-fA-F-]{36})(\.\d{8}T\d{6,12}Z[0-9a-fA-F-]{36})*$/)
     .nullish(),
   parent_run_id: Uuid.nullish(),
-  session_name: z.string().min(1).nullish(),
+  session_name: Text.min(1).nullish(),
   session_id: Uuid.nullish(),
   reference_example_id: Uuid.nullish(),
   status: z.string().nullish(),
@@ -58,44 +67,44 @@ export const RunQueryBody = z.looseObject({
   session: UuidList.nullish(),
   trace: Uuid.nullish(),
   parent_run: Uuid.nullish(),
-  run_type: z.string().nullish(),
+  run_type: Text.nullish(),
   is_root: z.boolean().nullish(),
   error: z.boolean().nullish(),
-  start_time: z.string().nullish(),
-  end_time: z.string().nullish(),
-  filter: z.string().nullish(),
+  start_time: Text.nullish(),
+  end_time: Text.nullish(),
+  filter: Text.nullish(),
   /** Graphdock extension: runs whose metadata names this thread. */
-  thread_id: z.string().nullish(),
+  thread_id: Text.nullish(),
   limit: z.number().int().min(1).max(1000).nullish(),
-  cursor: z.string().nullish(),
+  cursor: Text.nullish(),
   order: z.enum(['asc', 'desc']).nullish(),
-  select: z.array(z.string()).nullish(),
-  trace_filter: z.string().nullish(),
-  tree_filter: z.string().nullish(),
+  select: z.array(Text).nullish(),
+  trace_filter: Text.nullish(),
+  tree_filter: Text.nullish(),
 });
 export type RunQueryBody = z.infer<typeof RunQueryBody>;
 
 export const SessionIdParams = z.object({ session_id: Uuid });
 
 export const SessionQuery = z.object({
-  name: z.string().optional(),
-  name_contains: z.string().optional(),
+  name: Text.optional(),
+  name_contains: Text.optional(),
   id: z.union([Uuid, z.array(Uuid)]).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   offset: z.coerce.number().int().min(0).default(0),
-  include_stats: z.string().optional(),
+  include_stats: Text.optional(),
 });
 
 export const SessionCreate = z.looseObject({
-  name: z.string().min(1),
+  name: Text.min(1),
   id: Uuid.nullish(),
-  description: z.string().nullish(),
+  description: Text.nullish(),
   extra: z.record(z.string(), z.unknown()).nullish(),
 });
 
 export const UpsertQuery = z.object({ upsert: z.enum(['true', 'false']).optional() });
 
-export const ThreadParams = z.object({ thread_id: z.string().min(1) });
+export const ThreadParams = z.object({ thread_id: Text.min(1) });
 export const ThreadQuery = z.object({ session_id: Uuid.optional() });
 
 export const Retention = z.object({ ttl_days: z.number().int().min(1).max(3650) });

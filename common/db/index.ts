@@ -23,7 +23,7 @@ export {
 } from './sql.js';
 export { StatementNames, type PreparedStatementOptions } from './prepared.js';
 export { parseByteaArray } from './bytea-array.js';
-export { jsonb, encodeJsonText, decodeJsonText } from './jsonb.js';
+export { jsonb, encodeJsonText, decodeJsonText, decodeStoredText } from './jsonb.js';
 export { PER_TURN, sameTurnReads } from './same-turn.js';
 export {
   DatabaseUnreachableError,

@@ -31,6 +31,18 @@ export function decodeJsonText(text: string): string {
   );
 }
 
+/**
+ * A text column filled from encoded JSON (`json_to_recordset` of a `jsonb()` parameter) back to
+ * the string that was sent: the column holds the mark and its hex digits where NUL or a lone
+ * surrogate was.
+ */
+export function decodeStoredText(text: string): string {
+  if (!text.includes(MARK)) return text;
+  return text.replace(ENCODED, (_match: string, code: string) =>
+    code === MARK ? MARK : String.fromCharCode(parseInt(code, 16)),
+  );
+}
+
 /** A value as a jsonb parameter: `$n::jsonb` (or a jsonb column) takes it as it is. */
 export function jsonb(value: unknown): string {
   return encodeJsonText(JSON.stringify(value) ?? 'null');

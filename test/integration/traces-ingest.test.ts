@@ -328,6 +328,53 @@ describe('trace ingest and reads with the official SDKs', () => {
     expect(await deployment.json()).toMatchObject({ detail: [{ type: 'json_too_deep' }] });
   });
 
+  it('keeps NUL and lone surrogates in run data, and refuses them with 422 where the store matches on them', async () => {
+    const odd = 'a\u0000b\ud800\ufdd0c';
+    const id = randomUUID();
+    const run = {
+      id,
+      name: odd,
+      run_type: 'chain',
+      start_time: Date.now(),
+      inputs: { x: odd },
+      outputs: { y: odd },
+      error: odd,
+      tags: [odd],
+      extra: { metadata: { k: odd } },
+    };
+    expect((await http('/runs/batch', { method: 'POST', json: { post: [run] } })).status).toBe(202);
+    const read = await client().readRun(id);
+    expect(read).toMatchObject({
+      name: odd,
+      inputs: { x: odd },
+      outputs: { y: odd },
+      error: odd,
+      tags: [odd],
+      extra: { metadata: { k: odd } },
+    });
+    const listed = (await (
+      await http('/runs/query', { method: 'POST', json: { id: [id] } })
+    ).json()) as { runs: { name: string; error: string; tags: string[] }[] };
+    expect(listed.runs[0]).toMatchObject({ name: odd, error: odd, tags: [odd] });
+    // A project is found by its name, a query by its filter: those must be storable.
+    const other = randomUUID();
+    const named = await http('/runs/batch', {
+      method: 'POST',
+      json: { post: [{ ...run, id: other, session_name: 'p\u0000' }] },
+    });
+    expect(named.status).toBe(422);
+    expect(await named.json()).toMatchObject({
+      detail: [{ loc: ['body', 'post', 0, 'session_name'] }],
+    });
+    expect((await http(`/runs/${other}`)).status).toBe(404);
+    const refused = [
+      await http('/sessions', { method: 'POST', json: { name: 'p\u0000' } }),
+      await http('/runs/query', { method: 'POST', json: { filter: 'eq(name, "\u0000")' } }),
+      await http(`/sessions?name=${encodeURIComponent('\u0000')}`),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([422, 422, 422]);
+  });
+
   it('shows a workspace nothing of another workspace', async () => {
     const project = `iso-${randomUUID()}`;
     const { root } = await traceApp(client(), project, randomUUID());
