@@ -203,12 +203,53 @@ const CSV_TYPE: Record<Kind, string> = {
   bool: 'BOOLEAN',
   list: 'VARCHAR',
 };
-const column = (name: string, kind: Kind) =>
-  kind === 'time'
-    ? `make_timestamp(${name})::TIMESTAMPTZ AS ${name}`
-    : kind === 'list'
-      ? `from_json(${name}, '["VARCHAR"]') AS ${name}`
-      : name;
+
+// The trace store keeps NUL and lone surrogates as U+FDD0 and four hex digits, and U+FDD0 itself
+// doubled (common/db/jsonb.ts); a file holds what was sent. Parquet strings and DuckDB's JSON
+// are UTF-8, which has no lone surrogates: those become U+FFFD, as a UTF-8 encoder makes them.
+// The first step writes a doubled mark as the mark and its own code, so that every mark is
+// followed by four hex digits.
+const MARK = '\ufdd0';
+const marked = (expr: string) => `regexp_replace(${expr}, '${MARK}${MARK}', '${MARK}fdd0', 'g')`;
+const codeAt = (piece: string) => `TRY_CAST('0x' || ${piece}[1:4] AS INTEGER)`;
+/** A string column as sent. */
+const decodedText = (expr: string) =>
+  `CASE WHEN contains(${expr}, '${MARK}') THEN array_to_string(list_transform(
+     string_split(${marked(expr)}, '${MARK}'),
+     (p, i) -> CASE WHEN i = 1 THEN p
+       ELSE coalesce(CASE WHEN ${codeAt('p')} BETWEEN 55296 AND 57343 THEN '\ufffd'
+                          ELSE chr(${codeAt('p')}) END, '${MARK}' || p[1:4]) || p[5:] END), '')
+   ELSE ${expr} END`;
+/** A JSON column with its escapes as sent (`\\u0000`). */
+const decodedJson = (expr: string) =>
+  `CASE WHEN contains(${expr}::VARCHAR, '${MARK}') THEN regexp_replace(regexp_replace(
+     ${marked(`${expr}::VARCHAR`)}, '${MARK}[dD][89a-fA-F][0-9a-fA-F]{2}', '\\\\ufffd', 'g'),
+     '${MARK}([0-9a-fA-F]{4})', '\\\\u\\1', 'g')::JSON
+   ELSE ${expr} END`;
+/** Columns of free text (the rest of the strings and lists are ids and dotted orders). */
+const FREE_TEXT = new Set(['name', 'run_type', 'status', 'trace_tier', 'error', 'tags']);
+function column(name: string, kind: Kind): string {
+  const free = FREE_TEXT.has(name);
+  switch (kind) {
+    case 'time':
+      return `make_timestamp(${name})::TIMESTAMPTZ AS ${name}`;
+    case 'list': {
+      const list = `from_json(${name}, '["VARCHAR"]')`;
+      return free
+        ? `CASE WHEN contains(${name}, '${MARK}')
+             THEN list_transform(${list}, x -> ${decodedText('x')}) ELSE ${list} END AS ${name}`
+        : `${list} AS ${name}`;
+    }
+    case 'string':
+      return free ? `${decodedText(name)} AS ${name}` : name;
+    case 'json':
+      return `${decodedJson(name)} AS ${name}`;
+    case 'int64':
+    case 'double':
+    case 'bool':
+      return name;
+  }
+}
 
 const DUCKDB_CODEC = {
   none: 'uncompressed',

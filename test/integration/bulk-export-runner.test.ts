@@ -4,8 +4,8 @@
 // lost; a run already taken by another executor is not claimed; a run fails after its attempts;
 // a run's temporary files are gone after it completes, fails or is cancelled; a run larger than
 // DuckDB's default CSV line limit exports; values holding the CSV dialect's special characters
-// (tab, the quote control character, line breaks, quotes, backslashes, empty strings) come out
-// exactly as stored.
+// (tab, the quote control character, line breaks, quotes, backslashes, empty strings) and NUL
+// come out exactly as sent, a lone surrogate as U+FFFD.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +47,13 @@ const SPECIAL = [
   '',
   ' lead',
   'ünï 😀',
+  // Held in the store's encoding (common/db/jsonb.ts), exported as sent.
+  'nul\u0000here',
+  'lone \ud800 and \udfff',
+  'mark \ufdd0 0000 \ufdd0\ufdd00000 \ufdd0d800',
 ];
+/** What each special run was sent with, by id. */
+const sent = new Map<string, RunRecord>();
 const DAY = '2026-10-05';
 let db: TestDatabase;
 let pool: Pool;
@@ -67,15 +73,17 @@ beforeAll(async () => {
   for (let i = 0; i < 500; i++) records.push(record(session, i, { i }));
   records.push(record(bigSession, 0, { text: 'x'.repeat(3 * 1024 * 1024) }));
   records.push(record(bigSession, 1, { i: 1 }));
-  SPECIAL.forEach((text, i) =>
-    records.push({
+  SPECIAL.forEach((text, i) => {
+    const run = {
       ...record(specialSession, i, { text, [text]: [text] }),
       name: text,
       error: i % 2 ? text : null,
       tags: [text, SPECIAL[(i + 1) % SPECIAL.length]!],
       outputs: { text },
-    }),
-  );
+    };
+    sent.set(run.id, run);
+    records.push(run);
+  });
   await traces.ingestBatch(tenant, records, []);
 }, 120_000);
 
@@ -330,7 +338,7 @@ describe('export run engine', () => {
     expect(await exportedIds(exportId)).toEqual({ n: 2, d: 2 });
   });
 
-  it("exports values holding the CSV dialect's special characters exactly as stored", async () => {
+  it("exports values holding the CSV dialect's special characters, NUL and lone surrogates as sent", async () => {
     const { exportId, runId } = await newExport(specialSession);
     const runner = new ExportRunner(
       store,
@@ -340,25 +348,28 @@ describe('export run engine', () => {
       logger,
     );
     expect(await runner.execute(runId, 'pod-a')).toBe('Completed');
-    const stored = await pool.query<Record<string, unknown>>(
-      `SELECT id::text, name, error, tags, inputs, outputs FROM trace_runs
-        WHERE tenant_id = $1 AND session_id = $2 ORDER BY name`,
-      [tenant, specialSession],
-    );
-    expect(stored.rows.map((r) => r.name).sort()).toEqual([...SPECIAL].sort());
     const exported = await exportedRows(
       exportId,
       'id, name, error, tags, inputs::VARCHAR AS inputs, outputs::VARCHAR AS outputs',
     );
-    const byId = new Map(exported.map((r) => [r.id, r]));
-    for (const row of stored.rows) {
-      const out = byId.get(row.id);
-      expect(out).toBeDefined();
-      expect(out!.name).toBe(row.name);
-      expect(out!.error).toBe(row.error);
-      expect(out!.tags).toEqual(row.tags);
-      expect(JSON.parse(out!.inputs as string)).toEqual(row.inputs);
-      expect(JSON.parse(out!.outputs as string)).toEqual(row.outputs);
+    // Parquet strings are UTF-8: a lone surrogate comes out as U+FFFD, all else exactly.
+    const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+    const utf8 = (value: unknown): unknown =>
+      typeof value === 'string'
+        ? value.replace(LONE, '\ufffd')
+        : Array.isArray(value)
+          ? value.map(utf8)
+          : value && typeof value === 'object'
+            ? Object.fromEntries(Object.entries(value).map(([k, v]) => [utf8(k), utf8(v)]))
+            : value;
+    expect(exported.map((r) => r.id).sort()).toEqual([...sent.keys()].sort());
+    for (const out of exported) {
+      const run = sent.get(out.id as string)!;
+      expect(out.name).toBe(utf8(run.name));
+      expect(out.error).toBe(utf8(run.error));
+      expect(out.tags).toEqual(utf8(run.tags));
+      expect(JSON.parse(out.inputs as string)).toEqual(utf8(run.inputs));
+      expect(JSON.parse(out.outputs as string)).toEqual(utf8(run.outputs));
     }
     expect(exported).toHaveLength(SPECIAL.length);
   });
