@@ -1,5 +1,6 @@
 // Wire shapes of /api/v1/bulk-exports (LangSmith's BulkExport* schemas).
 import { z } from 'zod';
+import { storableString } from '../common/json/index.js';
 import { EXPORT_STATUSES } from './model.js';
 
 const time = z.iso.datetime({ offset: true, local: true });
@@ -12,7 +13,7 @@ export const ExportCreate = z.object({
   /** Exclusive; required unless `interval_hours` makes the export a schedule. */
   end_time: time.nullish(),
   /** LangSmith's run filter language (the part the trace store serves); absent: every run. */
-  filter: z.string().max(10_000).nullish(),
+  filter: storableString().max(10_000).nullish(),
   format: z.literal('Parquet').default('Parquet'),
   format_version: z.enum(['v1', 'v2_beta']).nullish(),
   compression: z.enum(['none', 'gzip', 'snappy', 'zstd', 'zstandard']).default('gzip'),

@@ -1,19 +1,16 @@
 // Wire schemas of the LangSmith-compatible trace endpoints (the SDKs' run create/update bodies,
 // the run query, sessions). Unknown fields are accepted and ignored, as LangSmith does.
 import { z } from 'zod';
-import { unstorableReason } from '../common/json/index.js';
+import { storableString } from '../common/json/index.js';
 
 const Uuid = z.uuid();
 const Time = z.union([z.string(), z.number()]).nullish();
 const Json = z.unknown().optional();
 /**
- * A string the store matches on or keeps as a key (project names, filters, cursors): 422 when
- * PostgreSQL cannot hold it. Run fields that are data (names, errors, tags) are stored encoded.
+ * A string the store matches on or keeps as a key (project names, filters, cursors). Run fields
+ * that are data (names, errors, tags) may hold anything: they are stored encoded.
  */
-const Text = z.string().superRefine((text, ctx) => {
-  const reason = unstorableReason(text);
-  if (reason) ctx.addIssue({ code: 'custom', message: reason });
-});
+const Text = storableString();
 
 const RunFields = {
   name: z.string().nullish(),

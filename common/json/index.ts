@@ -1,6 +1,7 @@
 // Limits on JSON that arrives from clients, checked before any work is done with it: how deep it
 // nests, and which strings PostgreSQL cannot hold (NUL, lone UTF-16 surrogates). Pure functions;
 // the HTTP layers decide what to answer.
+import { z } from 'zod';
 import { MAX_JSON_DEPTH } from '../limits/index.js';
 
 /** What a body nested too deep is told (`json_too_deep`). */
@@ -60,6 +61,16 @@ export function unstorableReason(text: string): string | undefined {
     return 'Lone UTF-16 surrogates (\\ud800-\\udfff) are not valid Unicode';
   return undefined;
 }
+
+/**
+ * A string PostgreSQL keeps as it is (names, filters, settings): a validation error naming the
+ * field when it holds NUL or a lone surrogate, where a database error would otherwise be a 500.
+ */
+export const storableString = () =>
+  z.string().superRefine((text, ctx) => {
+    const reason = unstorableReason(text);
+    if (reason) ctx.addIssue({ code: 'custom', message: reason });
+  });
 
 export interface UnstorableString {
   /** Where the string is: object keys and array indexes from the walked value. */

@@ -1,22 +1,23 @@
 // Wire shapes of /api/v1/bulk-exports/destinations (LangSmith's BulkExportDestination*).
 import { z } from 'zod';
+import { storableString } from '../../common/json/index.js';
 
 export const DestinationCredentials = z.object({
-  access_key_id: z.string().min(1).max(255),
-  secret_access_key: z.string().min(1).max(2048),
+  access_key_id: storableString().min(1).max(255),
+  secret_access_key: storableString().min(1).max(2048),
   /** For temporary credentials (STS). */
-  session_token: z.string().min(1).max(2048).nullish(),
+  session_token: storableString().min(1).max(2048).nullish(),
 });
 export type DestinationCredentials = z.infer<typeof DestinationCredentials>;
 
 export const DestinationConfigInput = z.object({
-  bucket_name: z.string().min(3).max(63),
+  bucket_name: storableString().min(3).max(63),
   /** Root prefix inside the bucket; leading and trailing slashes are ignored. */
-  prefix: z.string().max(2048),
+  prefix: storableString().max(2048),
   /** Needed for AWS S3 (no endpoint_url). */
-  region: z.string().min(1).max(64).nullish(),
+  region: storableString().min(1).max(64).nullish(),
   /** An S3-compatible endpoint; omitted for AWS S3. */
-  endpoint_url: z.string().min(1).max(2048).nullish(),
+  endpoint_url: storableString().min(1).max(2048).nullish(),
   /** false: the endpoint already names the bucket (virtual-hosted), keys go straight under it. */
   include_bucket_in_prefix: z.boolean().default(true),
 });

@@ -149,7 +149,7 @@ describe('creating a destination', () => {
     expect((await call('GET', '')).body).toHaveLength(before.length);
   });
 
-  it('needs a region without endpoint_url, and credentials unless the install allows none', async () => {
+  it('needs a region without endpoint_url, credentials unless the install allows none, and storable strings', async () => {
     const noRegion = await call('POST', '', {
       json: { ...createBody(s3.writer), config: { bucket_name: BUCKET, prefix: '' } },
     });
@@ -157,6 +157,16 @@ describe('creating a destination', () => {
     expect(noRegion.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'config', 'region'], type: 'missing' }),
     ]);
+    // Strings PostgreSQL or the S3 client cannot take: 422 at the field, no test write.
+    for (const [field, body] of [
+      ['prefix', createBody(s3.writer, { prefix: 'p\u0000' })],
+      ['endpoint_url', createBody(s3.writer, { endpoint_url: 'http://x\u0000' })],
+      ['access_key_id', createBody({ ...s3.writer, access_key_id: 'k\ud800' })],
+    ] as const) {
+      const refused = await call('POST', '', { json: body });
+      expect(refused.status, field).toBe(422);
+      expect(JSON.stringify(refused.body.detail), field).toContain(`"${field}"`);
+    }
     const noCredentials = await call('POST', '', { json: createBody(undefined) });
     expect(noCredentials.status).toBe(422);
     expect(noCredentials.body.detail).toEqual([

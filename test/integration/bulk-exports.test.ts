@@ -274,6 +274,9 @@ describe('bulk exports', () => {
     });
     expect(unknownField.status).toBe(422);
     expect(JSON.stringify(unknownField.body.detail)).toContain('nonsense');
+    const nul = await createExport({ ...window, filter: 'eq(name, "a\u0000")' });
+    expect(nul.status).toBe(422);
+    expect((nul.body.detail as Json[])[0]!.loc).toEqual(['body', 'filter']);
     const badField = await createExport({ ...window, export_fields: ['id', 'secret'] });
     expect(badField.status).toBe(422);
     expect((badField.body.detail as Json[])[0]!.loc).toEqual(['body', 'export_fields', 1]);
