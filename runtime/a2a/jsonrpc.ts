@@ -1,7 +1,6 @@
 // JSON-RPC 2.0 envelopes for the A2A endpoint: request parsing and the protocol's error codes.
 // Every failure is an answer (HTTP 200) carrying the request id, or null when it is unknown.
-import { jsonDepthExceeds } from '../../common/json/index.js';
-import { MAX_JSON_DEPTH } from '../../common/limits/index.js';
+import { JSON_TOO_DEEP, jsonDepthExceeds } from '../../common/json/index.js';
 
 export const RpcCode = {
   PARSE_ERROR: -32700,
@@ -56,10 +55,7 @@ export function parseRequest(raw: string): ParsedRequest {
     return {
       ok: false,
       id: null,
-      error: new RpcError(
-        RpcCode.INVALID_REQUEST,
-        `Invalid Request: JSON nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
-      ),
+      error: new RpcError(RpcCode.INVALID_REQUEST, `Invalid Request: ${JSON_TOO_DEEP}`),
     };
   let body: unknown;
   try {

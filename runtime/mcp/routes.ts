@@ -5,6 +5,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { JSON_TOO_DEEP, jsonDepthExceeds } from '../../common/json/index.js';
 import { mcpSdk } from './sdk.js';
 import type { McpService } from './service.js';
 
@@ -81,6 +82,14 @@ export function mcpRoutes(service: McpService, version: string): FastifyPluginAs
         },
       },
       async (req, reply) => {
+        const body = typeof req.body === 'string' ? req.body : '';
+        // Refused before parsing, as the HTTP API and A2A do (common/json); the SDK would parse it.
+        if (jsonDepthExceeds(body))
+          return reply.code(400).send({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32600, message: `Invalid Request: ${JSON_TOO_DEEP}` },
+          });
         const headers = flatHeaders(req);
         const server = await serverFor(service, version, headers);
         const { WebStandardStreamableHTTPServerTransport } = await mcpSdk();
@@ -94,7 +103,7 @@ export function mcpRoutes(service: McpService, version: string): FastifyPluginAs
             new Request(`http://localhost${req.url}`, {
               method: 'POST',
               headers,
-              body: typeof req.body === 'string' ? req.body : '',
+              body,
             }),
           );
           void reply.code(answer.status as 200);

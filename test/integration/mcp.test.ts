@@ -85,6 +85,24 @@ describe('MCP endpoint', () => {
     }
   });
 
+  it('refuses a body nested past the limit before parsing it, as JSON-RPC', async () => {
+    const deep = `${'['.repeat(600)}${']'.repeat(600)}`;
+    const res = await fetch(`${rt.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":${deep}}}}`,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringContaining('deeper than 512') },
+    });
+  });
+
   it('keeps no sessions: GET is 405 and DELETE 404', async () => {
     expect((await rt.http('/mcp')).status).toBe(405);
     expect((await rt.http('/mcp', { method: 'DELETE' })).status).toBe(404);
