@@ -1,11 +1,12 @@
 // Wire shapes of /v2/deployments and its revisions, as the control-plane API v2 defines them.
 import { z } from 'zod';
+import { storableString } from '../../common/json/index.js';
 import { DeploymentStatus, ResourceSpec, RevisionStatus } from '../../common/resources/index.js';
 import { NamespaceName } from '../shared/index.js';
 
 export const Secret = z.object({
-  name: z.string().min(1).max(253),
-  value: z.string().max(1_048_576),
+  name: storableString().min(1).max(253),
+  value: storableString().max(1_048_576),
 });
 export type Secret = z.infer<typeof Secret>;
 
@@ -20,28 +21,28 @@ export const ListenerConfigRequest = z.object({ k8s_namespace: NamespaceName.nul
 
 export const SourceConfigRequest = z.object({
   integration_id: z.uuid().nullish(),
-  repo_url: z.string().nullish(),
+  repo_url: storableString().nullish(),
   deployment_type: z.enum(['dev_free', 'dev', 'prod']).nullish(),
   build_on_push: z.boolean().nullish(),
-  custom_url: z.string().max(2048).nullish(),
+  custom_url: storableString().max(2048).nullish(),
   resource_spec: ResourceSpec.nullish(),
   listener_id: z.uuid().nullish(),
   listener_config: ListenerConfigRequest.nullish(),
-  install_command: z.string().nullish(),
-  build_command: z.string().nullish(),
+  install_command: storableString().nullish(),
+  build_command: storableString().nullish(),
 });
 export type SourceConfigRequest = z.infer<typeof SourceConfigRequest>;
 
 export const SourceRevisionConfigRequest = z.object({
-  repo_ref: z.string().nullish(),
-  langgraph_config_path: z.string().nullish(),
-  image_uri: z.string().max(1024).nullish(),
+  repo_ref: storableString().nullish(),
+  langgraph_config_path: storableString().nullish(),
+  image_uri: storableString().max(1024).nullish(),
 });
 
 export const DEPLOYMENT_SOURCE_VALUES = ['github', 'external_docker'] as const;
 
 export const DeploymentCreateRequest = z.object({
-  name: z.string().min(1).max(253),
+  name: storableString().min(1).max(253),
   source: z.enum(DEPLOYMENT_SOURCE_VALUES),
   source_config: SourceConfigRequest,
   source_revision_config: SourceRevisionConfigRequest,

@@ -1,5 +1,6 @@
 // Wire shapes of /v2/listeners, as the control-plane API v2 defines them.
 import { z } from 'zod';
+import { storableString } from '../../common/json/index.js';
 import { NamespaceName } from '../shared/index.js';
 
 /** ListenerComputeConfig with namespaces that Kubernetes would accept. */
@@ -8,15 +9,15 @@ const ListenerComputeConfig = z.object({
 });
 
 export const ListenerCreateRequest = z.object({
-  version: z.string().max(128).nullish(),
+  version: storableString().max(128).nullish(),
   compute_type: z.literal('k8s'),
-  compute_id: z.string().min(1).max(253),
+  compute_id: storableString().min(1).max(253),
   compute_config: ListenerComputeConfig,
 });
 export type ListenerCreateRequest = z.infer<typeof ListenerCreateRequest>;
 
 export const ListenerPatchRequest = z.object({
-  version: z.string().max(128).nullish(),
+  version: storableString().max(128).nullish(),
   compute_config: ListenerComputeConfig.nullish(),
   // Listed only to refuse a change with a clear message instead of silently ignoring it.
   compute_type: z.string().optional(),

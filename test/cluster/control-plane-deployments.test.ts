@@ -281,7 +281,7 @@ describe('validation', () => {
     });
   });
 
-  it('422 for missing fields, an image-less external_docker and a namespace outside the listener', async () => {
+  it('422 for missing fields, an image-less external_docker, a namespace outside the listener and unstorable strings', async () => {
     const missing = await cp.http('/v2/deployments', { method: 'POST', json: { name: 'x' } });
     expect(missing.status).toBe(422);
     const noImage = await cp.http('/v2/deployments', {
@@ -297,6 +297,26 @@ describe('validation', () => {
     });
     expect(outside.status).toBe(422);
     expect(JSON.stringify(await outside.json())).toContain('not one of the namespaces');
+    // NUL or a lone surrogate cannot become a name, an image, a URL or an environment variable.
+    const source_config = createBody('x').source_config;
+    for (const [field, over] of [
+      ['name', { name: 'n\u0000' }],
+      ['image_uri', { source_revision_config: { image_uri: 'registry.local/agent:1\u0000' } }],
+      ['custom_url', { source_config: { ...source_config, custom_url: 'http://x\ud800' } }],
+      ['value', { secrets: [{ name: 'K', value: 'a\u0000b' }] }],
+    ] as const) {
+      const refused = await cp.http('/v2/deployments', {
+        method: 'POST',
+        json: createBody('unstorable', over),
+      });
+      expect(refused.status, field).toBe(422);
+      expect(JSON.stringify(await refused.json()), field).toContain(`"${field}"`);
+    }
+    const listener = await cp.http('/v2/listeners', {
+      method: 'POST',
+      json: { compute_type: 'k8s', compute_id: 'm\u0000', compute_config: { k8s_namespaces: [] } },
+    });
+    expect(listener.status).toBe(422);
   });
 
   it('404 for a listener of another workspace', async () => {
