@@ -5,7 +5,8 @@ import { DeploymentStatus, ResourceSpec, RevisionStatus } from '../../common/res
 import { NamespaceName } from '../shared/index.js';
 
 export const Secret = z.object({
-  name: storableString().min(1).max(253),
+  // Checked as an environment variable's name (rules.ts).
+  name: z.string().min(1).max(253),
   value: storableString().max(1_048_576),
 });
 export type Secret = z.infer<typeof Secret>;

@@ -41,6 +41,11 @@ export function issueMessage(error: {
 }): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid params';
-  const path = issue.path.map(String).join('.');
+  const path = pathText(issue.path);
   return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+/** Where a value sits in a command, as messages name it: `params.responses.0.interrupt_id`. */
+export function pathText(path: readonly PropertyKey[]): string {
+  return path.map(String).join('.');
 }

@@ -14,7 +14,7 @@ import {
   mayHoldUnstorable,
   unstorableStrings,
 } from '../../common/json/index.js';
-import { ProtocolError, errorEnvelope, invalidArgument, issueMessage } from './errors.js';
+import { ProtocolError, errorEnvelope, invalidArgument, issueMessage, pathText } from './errors.js';
 import { matches } from './filter.js';
 import { CommandEnvelope, SubscribeParams, UnsubscribeParams } from './schemas.js';
 import type { ProtocolService } from './service.js';
@@ -110,7 +110,10 @@ export function openSession(
       : [];
     if (unstorable) {
       send(
-        errorEnvelope(command.id, invalidArgument(`${dotted(unstorable.path)}: ${unstorable.msg}`)),
+        errorEnvelope(
+          command.id,
+          invalidArgument(`${pathText(unstorable.path)}: ${unstorable.msg}`),
+        ),
       );
       return;
     }
@@ -161,9 +164,4 @@ export function openSession(
     for (const subscription of subscriptions.values()) subscription.abort();
     subscriptions.clear();
   });
-}
-
-/** `params.responses[0].interrupt_id`: where a value sits in a frame. */
-function dotted(path: (string | number)[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i ? `.${p}` : p)).join('');
 }
