@@ -2,27 +2,18 @@
 // run while replicas start, stop and crash, and a cron overdue after downtime fires once.
 import { Client, type Run } from '@langchain/langgraph-sdk';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { startServer, type RunningServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { useReplicas } from '../support/fixture.js';
+import type { RunningServer } from '../support/server.js';
 
 const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const env = { GRAPHDOCK_CRON_TICK_MS: '50', LOG_LEVEL: 'info' };
 
-let db: TestDatabase;
-const servers: RunningServer[] = [];
-beforeAll(async () => {
-  db = await createTestDatabase(inject('pgAdminUrl'));
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-  await db.drop();
-});
+const replicas = useReplicas({ env });
 
 async function replica(): Promise<{ server: RunningServer; client: Client }> {
-  const s = await startServer({ databaseUrl: db.url, env });
-  servers.push(s);
+  const s = await replicas.start();
   return { server: s, client: new Client({ apiUrl: s.url, apiKey: null }) };
 }
 
@@ -30,7 +21,7 @@ const scheduledFor = (run: Run) =>
   (run as Run & { kwargs: { scheduled_for: string } }).kwargs.scheduled_for;
 
 async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []) {
-  const client = new pg.Client({ connectionString: db.url });
+  const client = new pg.Client({ connectionString: replicas.db.url });
   await client.connect();
   try {
     return (await client.query<T>(text, values)).rows;
@@ -84,7 +75,9 @@ describe('crons on replicas', () => {
     expect(dupes?.n).toBe(0);
     // Every firing is logged by the replica that made it (a killed one may lose its last lines);
     // more than one replica took part.
-    const firedBy = servers.map((s) => s.output().match(/"msg":"cron fired"/g)?.length ?? 0);
+    const firedBy = replicas.servers.map(
+      (s) => s.output().match(/"msg":"cron fired"/g)?.length ?? 0,
+    );
     const fired = firedBy.reduce((n, f) => n + f, 0);
     expect(firedBy.filter((f) => f > 0).length).toBeGreaterThanOrEqual(2);
     expect(fired).toBeLessThanOrEqual(total);

@@ -1,28 +1,19 @@
 // Several server processes on one database act as one service, and a run survives the death of
 // the process executing it.
 import { Client } from '@langchain/langgraph-sdk';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { startServer, type RunningServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { useReplicas } from '../support/fixture.js';
+import type { RunningServer } from '../support/server.js';
 
 const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
 const env = { GRAPHDOCK_SLOW_STEP_MS: '800', GRAPHDOCK_RUN_LEASE_SECS: '2' };
 
-let db: TestDatabase;
-const servers: RunningServer[] = [];
-beforeAll(async () => {
-  db = await createTestDatabase(inject('pgAdminUrl'));
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-  await db.drop();
-});
+const replicas = useReplicas({ env });
 
 async function server(
   extraEnv: Record<string, string> = {},
 ): Promise<{ server: RunningServer; client: Client }> {
-  const s = await startServer({ databaseUrl: db.url, env: { ...env, ...extraEnv } });
-  servers.push(s);
+  const s = await replicas.start(extraEnv);
   return { server: s, client: new Client({ apiUrl: s.url, apiKey: null }) };
 }
 

@@ -2,9 +2,9 @@
 // (plus a few seconds) whatever streams are attached, and a run it hands back is not one of the
 // BG_JOB_MAX_ATTEMPTS (only a worker that died costs an attempt). Real processes, one PostgreSQL.
 import { Client } from '@langchain/langgraph-sdk';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { startServer, type RunningServer } from '../support/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useReplicas } from '../support/fixture.js';
+import type { RunningServer } from '../support/server.js';
 
 type Messages = { messages: { content: string }[] };
 type Part = { id?: string; event: string; data: unknown };
@@ -18,21 +18,12 @@ const env = {
   BG_JOB_MAX_ATTEMPTS: '2',
 };
 
-let db: TestDatabase;
-const servers: RunningServer[] = [];
-beforeAll(async () => {
-  db = await createTestDatabase(inject('pgAdminUrl'));
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-  await db.drop();
-});
+const replicas = useReplicas({ env });
 
 async function server(
   extra: Record<string, string> = {},
 ): Promise<{ server: RunningServer; client: Client }> {
-  const s = await startServer({ databaseUrl: db.url, env: { ...env, ...extra } });
-  servers.push(s);
+  const s = await replicas.start(extra);
   return { server: s, client: new Client({ apiUrl: s.url, apiKey: null }) };
 }
 

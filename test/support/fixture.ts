@@ -1,4 +1,5 @@
-// Per-file fixture: a fresh database cloned from the template and a running server on it.
+// Per-file fixtures: a fresh database cloned from the template and a running server on it, or
+// servers started on demand as replicas of one database.
 import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -36,6 +37,38 @@ export function useRuntime(options: Omit<ServerOptions, 'databaseUrl'> = {}): Ru
   });
   afterAll(async () => {
     await fixture.server?.stop();
+    await fixture.db?.drop();
+  });
+  return fixture;
+}
+
+export interface ReplicasFixture {
+  db: TestDatabase;
+  /** Every server started, in order; all are killed (SIGKILL) after the file. */
+  servers: RunningServer[];
+  /** Starts a replica on the file's database, with `env` over the file's own. */
+  start(env?: Record<string, string | undefined>): Promise<RunningServer>;
+}
+
+export function useReplicas(options: Omit<ServerOptions, 'databaseUrl'> = {}): ReplicasFixture {
+  const fixture: ReplicasFixture = {
+    db: undefined as unknown as TestDatabase,
+    servers: [],
+    start: async (env = {}) => {
+      const server = await startServer({
+        ...options,
+        env: { ...options.env, ...env },
+        databaseUrl: fixture.db.url,
+      });
+      fixture.servers.push(server);
+      return server;
+    },
+  };
+  beforeAll(async () => {
+    fixture.db = await createTestDatabase(inject('pgAdminUrl'));
+  });
+  afterAll(async () => {
+    await Promise.all(fixture.servers.map((s) => s.stop('SIGKILL')));
     await fixture.db?.drop();
   });
   return fixture;
