@@ -13,6 +13,7 @@ import { createLogger } from '../../common/logging/index.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
 import { observeClientQueries } from '../support/counting-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { postCommand } from '../support/protocol.js';
 import { REPO_ROOT } from '../support/server.js';
 
 const CONFIG = `${REPO_ROOT}/test/fixtures/protocol/langgraph.json`;
@@ -163,13 +164,9 @@ describe('run.start on a thread waiting at an interrupt', () => {
   it('resumes it with the input, reading the interrupts and not the thread values', async () => {
     const threadId = randomUUID();
     const command = async (id: number, params: object) => {
-      const res = await fetch(`${url}/threads/${threadId}/commands`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ id, method: 'run.start', params }),
-      });
+      const res = await postCommand(url, threadId, { id, method: 'run.start', params });
       expect(res.status).toBe(200);
-      return (await res.json()) as { type: string };
+      return res.body;
     };
     const thread = async () =>
       (await (await fetch(`${url}/threads/${threadId}`)).json()) as {
@@ -221,19 +218,14 @@ describe('run.start over HTTP on a new thread, then again on it', () => {
   it('reads no interrupts: one statement creates the thread, then one locks it', async () => {
     const threadId = randomUUID();
     const start = async () => {
-      const res = await fetch(`${url}/threads/${threadId}/commands`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          id: 1,
-          method: 'run.start',
-          params: { assistant_id: 'slow', input: { ticks: 1 } },
-        }),
+      const res = await postCommand(url, threadId, {
+        id: 1,
+        method: 'run.start',
+        params: { assistant_id: 'slow', input: { ticks: 1 } },
       });
       expect(res.status).toBe(200);
-      const body = (await res.json()) as { type: string; result?: { run_id?: string } };
-      expect(body.type).toBe('success');
-      return body.result?.run_id;
+      expect(res.body.type).toBe('success');
+      return (res.body.result as { run_id?: string } | undefined)?.run_id;
     };
     texts.length = 0;
     named.length = 0;

@@ -4,47 +4,31 @@
 // every thread a run created carries the run's graph.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { REPO_ROOT, startServer, type RunningServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { useReplicas } from '../support/fixture.js';
+import { postCommand } from '../support/protocol.js';
+import { REPO_ROOT } from '../support/server.js';
 
 const CONFIG = `${REPO_ROOT}/test/fixtures/protocol/langgraph.json`;
 const env = { GRAPHDOCK_RUN_LEASE_SECS: '2' };
 
-let db: TestDatabase;
-const servers: RunningServer[] = [];
-beforeAll(async () => {
-  db = await createTestDatabase(inject('pgAdminUrl'));
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-  await db?.drop();
-});
-
-async function replica(): Promise<RunningServer> {
-  const s = await startServer({ databaseUrl: db.url, config: CONFIG, env });
-  servers.push(s);
-  return s;
-}
+const replicas = useReplicas({ config: CONFIG, env });
 
 async function runStart(url: string, threadId: string): Promise<string | undefined> {
-  const res = await fetch(`${url}/threads/${threadId}/commands`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      id: 1,
-      method: 'run.start',
-      params: { assistant_id: 'slow', input: { ticks: 4 } },
-    }),
+  const { body } = await postCommand(url, threadId, {
+    id: 1,
+    method: 'run.start',
+    params: { assistant_id: 'slow', input: { ticks: 4 } },
   });
-  const body = (await res.json()) as { type: string; result?: { run_id?: string } };
-  return body.type === 'success' ? body.result?.run_id : undefined;
+  return body.type === 'success'
+    ? (body.result as { run_id?: string } | undefined)?.run_id
+    : undefined;
 }
 
 describe('a replica killed while run.start commands create and lock threads', () => {
   it('leaves every run it acknowledged or inserted to the other replica, each run once', async () => {
-    const doomed = await replica();
-    const survivor = await replica();
+    const doomed = await replicas.start();
+    const survivor = await replicas.start();
     // Threads that exist already (each has had a run): the runs below lock them.
     const existing = Array.from({ length: 10 }, () => randomUUID());
     for (const id of existing) expect(await runStart(survivor.url, id)).toBeDefined();
@@ -67,7 +51,7 @@ describe('a replica killed while run.start commands create and lock threads', ()
     await Promise.all(sent);
     expect(acked.length).toBeGreaterThanOrEqual(3);
 
-    const sql = new pg.Client({ connectionString: db.url });
+    const sql = new pg.Client({ connectionString: replicas.db.url });
     await sql.connect();
     try {
       const threadIds = [...new Set(targets)];

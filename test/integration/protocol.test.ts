@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { postCommand } from '../support/protocol.js';
 import { REPO_ROOT, startServer, type RunningServer } from '../support/server.js';
 
 const CONFIG = `${REPO_ROOT}/test/fixtures/protocol/langgraph.json`;
@@ -98,14 +99,7 @@ async function openSocket(url: string, threadId: string): Promise<WebSocket> {
   return socket;
 }
 
-async function command(url: string, threadId: string, body: unknown) {
-  const res = await fetch(`${url}/threads/${threadId}/commands`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const command = postCommand;
 
 describe('thread protocol through the official JS SDK', () => {
   it('streams every channel over SSE, with subgraph namespaces, and resumes an interrupt with input.respond', async () => {
