@@ -170,12 +170,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(websocket, {
     options: { maxPayload: MAX_BODY_BYTES },
     errorHandler: (error, socket, request) => {
-      // ws has sent the close code for a client's bad frame (too large, not UTF-8): the
-      // client's error, not the server's.
+      // A client's bad frame (too large, not UTF-8): ws has begun the close handshake with its
+      // code and ends the connection itself. Destroying the socket here would reset it while
+      // the client is still sending, and the client would see 1006 instead of the code.
       const code = (error as { code?: unknown }).code;
-      if (typeof code === 'string' && code.startsWith('WS_ERR_'))
+      if (typeof code === 'string' && code.startsWith('WS_ERR_')) {
         request.log.warn({ err: error }, 'websocket frame refused');
-      else request.log.error(error);
+        return;
+      }
+      request.log.error(error);
       socket.terminate();
     },
   });
