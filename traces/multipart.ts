@@ -2,13 +2,15 @@
 // big fields), `post.<id>.<field>` / `patch.<id>.<field>` (inputs, outputs, events, extra,
 // error, serialized), `feedback.<id>` and `attachment.<id>.<name>`.
 import { AppError } from '../common/errors/index.js';
-import { JSON_TOO_DEEP, jsonDepthExceeds } from '../common/json/index.js';
+import { clipJsonDepth } from '../common/json/index.js';
 
 export interface MultipartRuns {
   post: Record<string, unknown>[];
   patch: Record<string, unknown>[];
   /** Parts this store does not keep (feedback, attachments). */
   ignored: number;
+  /** Arrays and objects cut for nesting too deep (see `clipJsonDepth`). */
+  clipped: number;
 }
 
 const bad = (msg: string) => new AppError('BAD_REQUEST', msg);
@@ -27,6 +29,7 @@ export function parseMultipartRuns(body: Buffer, boundary: string): MultipartRun
     patch: new Map<string, Record<string, unknown>>(),
   };
   let ignored = 0;
+  let clipped = 0;
   let pos = body.indexOf(delimiter);
   if (pos < 0) throw bad('multipart body without its boundary');
   for (;;) {
@@ -52,8 +55,8 @@ export function parseMultipartRuns(body: Buffer, boundary: string): MultipartRun
       throw bad(`unknown multipart part ${name}`);
     }
     if (!id || more.length) throw bad(`malformed multipart part name ${name}`);
-    const text = data.toString('utf8');
-    if (jsonDepthExceeds(text)) throw bad(`multipart part ${name}: ${JSON_TOO_DEEP}`);
+    const { text, clipped: cut } = clipJsonDepth(data.toString('utf8'));
+    clipped += cut;
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -66,7 +69,7 @@ export function parseMultipartRuns(body: Buffer, boundary: string): MultipartRun
     else throw bad(`multipart part ${name} is not an object`);
     runs[kind].set(id, run);
   }
-  return { post: [...runs.post.values()], patch: [...runs.patch.values()], ignored };
+  return { post: [...runs.post.values()], patch: [...runs.patch.values()], ignored, clipped };
 }
 
 /** Big fields that arrived in their own parts before the run's main part stay as they were. */

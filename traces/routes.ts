@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../common/errors/index.js';
+import { clipJsonDepth } from '../common/json/index.js';
 import { boundaryOf, parseMultipartRuns } from './multipart.js';
 import {
   Retention,
@@ -29,6 +30,7 @@ export const TRACES_PREFIX = '/api/v1';
 /** Largest ingest body; /info tells the SDKs to batch below a third of it. */
 const INGEST_BODY_LIMIT = 64 * 1024 * 1024;
 const BATCH_SIZE_LIMIT_BYTES = 20 * 1024 * 1024;
+const CLIPPED_WARNING = 'trace values nested deeper than the limit were cut';
 
 export interface TraceRouteOptions {
   version: string;
@@ -41,11 +43,26 @@ export function traceRoutes(
 ): FastifyPluginAsyncZod {
   const { tenantOf } = options;
   return async (app) => {
+    // The ingest's own parsers, in this plugin only: the SDKs drop a whole batch that is refused,
+    // so values nested too deep are cut here rather than refused (docs/limits.md), and run data
+    // keeps any string, as the store holds them encoded (the runtime's body checks do not apply).
+    app.removeAllContentTypeParsers();
     app.addContentTypeParser(
       'multipart/form-data',
       { parseAs: 'buffer', bodyLimit: INGEST_BODY_LIMIT },
       (_req, body, done) => done(null, body),
     );
+    app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+      const raw = body.toString();
+      if (raw.trim() === '') return done(null, undefined);
+      const { text, clipped } = clipJsonDepth(raw);
+      if (clipped) req.log.warn({ clipped }, CLIPPED_WARNING);
+      try {
+        done(null, JSON.parse(text));
+      } catch (err) {
+        done(err as Error);
+      }
+    });
     // The JS SDK gzips its bodies since /info offers it; plain bodies are accepted too.
     app.addHook('preParsing', async (request, _reply, payload) => {
       if (request.headers['content-encoding'] !== 'gzip') return payload;
@@ -96,6 +113,7 @@ export function traceRoutes(
         if (!Buffer.isBuffer(body))
           return reply.code(415).send({ detail: 'Expected multipart/form-data' });
         const parsed = parseMultipartRuns(body, boundaryOf(req.headers['content-type']));
+        if (parsed.clipped) req.log.warn({ clipped: parsed.clipped }, CLIPPED_WARNING);
         const post = validParts(z.array(RunCreate), parsed.post, 'post');
         const patch = validParts(z.array(RunUpdate), parsed.patch, 'patch');
         await service.ingest(tenantOf(req), post, patch);

@@ -3,6 +3,7 @@
 // the HTTP layers decide what to answer.
 import { z } from 'zod';
 import { MAX_JSON_DEPTH } from '../limits/index.js';
+import { closingQuote } from './clip.js';
 
 /** What a body nested too deep is told (`json_too_deep`). */
 export const JSON_TOO_DEEP = `JSON nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`;
@@ -28,17 +29,6 @@ export function jsonDepthExceeds(text: string, max = MAX_JSON_DEPTH): boolean {
     }
   }
   return false;
-}
-
-/** Index of the quote closing the string opened at `open`, or -1. */
-function closingQuote(text: string, open: number): number {
-  for (let at = open; ;) {
-    at = text.indexOf('"', at + 1);
-    if (at < 0) return -1;
-    let backslashes = 0;
-    while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++;
-    if (backslashes % 2 === 0) return at;
-  }
 }
 
 /**
@@ -118,3 +108,4 @@ export function unstorableStrings(
   return found;
 }
 export * from './carried.js';
+export { CLIPPED_JSON, clipJsonDepth, type ClippedText } from './clip.js';

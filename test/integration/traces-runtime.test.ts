@@ -1,6 +1,7 @@
 // The runtime traces every graph run with the official langsmith tracer: `graphdock dev` into
 // its own store, a deployed runtime into the control plane's; thread_id, run_id, graph_id and
 // assistant_id on every run of the trace; a trace endpoint that is down costs runs nothing.
+import { join } from 'node:path';
 import { Client as AgentClient } from '@langchain/langgraph-sdk';
 import { Client, type Run } from 'langsmith';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,6 +9,9 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startServer, type RunningServer } from '../support/server.js';
 import { useTraceApi } from '../support/traces.js';
 import { collect } from '../support/iterables.js';
+import { CLIPPED_JSON } from '../../common/json/index.js';
+
+const DEEP_OUTPUT_CONFIG = join(import.meta.dirname, '../fixtures/deep-output/langgraph.json');
 
 const hi = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 
@@ -222,5 +226,74 @@ describe('a deployed runtime traces into the control plane', () => {
     expect(await (await fetch(`${down.url}/metrics`)).text()).toMatch(
       /^graphdock_trace_runs_dropped_total \d+/m,
     );
+  });
+});
+
+describe('a graph whose output nests deeper than a request body may', () => {
+  let db: TestDatabase;
+  let dev: RunningServer;
+  beforeAll(async () => {
+    db = await withDatabase();
+    dev = await startServer({ command: 'dev', databaseUrl: db.url, config: DEEP_OUTPUT_CONFIG });
+  }, 120_000);
+  afterAll(async () => {
+    await dev?.stop();
+    await db?.drop();
+  });
+
+  it("keeps every trace of a batch when one run's output nests too deep or holds NUL", async () => {
+    const agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
+    const odd = 'a\u0000b\ud800';
+    const inputs = [{ depth: 600 }, { depth: 3, text: odd }, { depth: 10 }, { depth: 10 }];
+    // Started together, their traces share the runtime's batches.
+    const runs = await Promise.all(
+      inputs.map(async (input) => {
+        const thread = await agent.threads.create();
+        const run = await agent.runs.create(thread.thread_id, 'deep', { input });
+        await agent.runs.join(thread.thread_id, run.run_id);
+        expect((await agent.runs.get(thread.thread_id, run.run_id)).status).toBe('success');
+        return run.run_id;
+      }),
+    );
+    const ls = new Client({ apiUrl: `${dev.url}/api/v1` });
+    const roots = await Promise.all(
+      runs.map(async (id) => (await traceOf(ls, id, 'default')).find((r) => r.id === id)!),
+    );
+    // Body 1, `post` 2, the run 3, `outputs` 4: the arrays of levels 5 to 512 are kept, the
+    // next one is cut to the marker.
+    let value = (roots[0]!.outputs as { result: unknown }).result;
+    let arrays = 0;
+    for (; Array.isArray(value); arrays++) value = (value as unknown[])[0];
+    expect({ arrays, value }).toEqual({ arrays: 508, value: CLIPPED_JSON });
+    expect(roots[1]!.outputs).toEqual({ depth: 3, text: odd, result: [[[odd]]] });
+    expect(roots[2]!.outputs).toMatchObject({ depth: 10 });
+    const metrics = await (await fetch(`${dev.url}/metrics`)).text();
+    expect(metrics).toMatch(/^graphdock_trace_send_failures_total 0$/m);
+  });
+
+  it('stores and returns such state; far deeper fails the run, and the thread goes on', async () => {
+    const agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
+    const thread = await agent.threads.create();
+    const bottom = (value: unknown) => {
+      let levels = 0;
+      for (; Array.isArray(value); levels++) value = (value as unknown[])[0];
+      return { levels, value };
+    };
+    const waited = (await agent.runs.wait(thread.thread_id, 'deep', {
+      input: { depth: 600 },
+    })) as { result: unknown };
+    expect(bottom(waited.result)).toEqual({ levels: 600, value: 'bottom' });
+    const state = await agent.threads.getState<{ result: unknown }>(thread.thread_id);
+    expect(bottom(state.values.result)).toEqual({ levels: 600, value: 'bottom' });
+    // Past what JSON.stringify can recurse through, LangGraph's serializer stores its placeholder
+    // and the run fails; the server, the thread and its next run are unharmed.
+    const deep = await agent.runs.create(thread.thread_id, 'deep', { input: { depth: 10_000 } });
+    await agent.runs.join(thread.thread_id, deep.run_id);
+    expect((await agent.runs.get(thread.thread_id, deep.run_id)).status).toBe('error');
+    const next = (await agent.runs.wait(thread.thread_id, 'deep', {
+      input: { depth: 2 },
+    })) as { result: unknown };
+    expect(next.result).toEqual([['bottom']]);
+    expect((await agent.threads.get(thread.thread_id)).status).toBe('idle');
   });
 });
