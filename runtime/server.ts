@@ -1,4 +1,5 @@
 // The runtime's composition root: config, database, graphs, services and HTTP, wired once.
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -31,6 +32,7 @@ import {
   resolveTracingTarget,
   RuntimeTracing,
   traceRoutes,
+  TRACES_PREFIX,
 } from '../traces/index.js';
 import { applyConfigEnv, loadLanggraphConfig } from './config/index.js';
 import {
@@ -262,10 +264,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           ...(options.devTraces.ttlDays ? { defaultTtlDays: options.devTraces.ttlDays } : {}),
         })
       : undefined;
+    // Under custom auth the dev trace store takes API keys, not the app's users (AppDeps
+    // .platformRoutes); without a configured key, one made for this process lets its tracer in.
+    const traceKey =
+      options.devTraces && customAuth
+        ? (options.apiKeys[0] ?? randomBytes(32).toString('hex'))
+        : options.apiKeys[0];
     const tracingTarget = resolveTracingTarget(process.env, {
       project: 'default',
       ...(options.devTraces
-        ? { endpoint: `${options.devTraces.url}${tracesPrefix}/api/v1`, apiKey: options.apiKeys[0] }
+        ? { endpoint: `${options.devTraces.url}${tracesPrefix}${TRACES_PREFIX}`, apiKey: traceKey }
         : {}),
     });
     const tracing = tracingTarget
@@ -354,6 +362,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ? new ControlPlaneKeyVerifier(options.controlPlaneAuth, logger.child({ context: 'auth' }))
         : undefined,
       customAuth: customAuth && { auth: customAuth, lookups: authLookups },
+      platformRoutes:
+        traceService && traceKey
+          ? { path: TRACES_PREFIX, keys: [...new Set([...options.apiKeys, traceKey])] }
+          : undefined,
       customApp,
       authSettings: loaded.config.auth,
       http: {

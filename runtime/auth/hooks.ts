@@ -43,17 +43,28 @@ function asFetchRequest(req: FastifyRequest): Request {
   return new Request(`${req.protocol}://${req.host}${req.url}`, { method: req.method, headers });
 }
 
+/**
+ * Routes under the mount prefix that are the platform's, not the app's (`graphdock dev`'s trace
+ * store): the app's `authenticate` is not asked; `refusal` decides (an API key).
+ */
+export interface PlatformRoutes {
+  path: string;
+  refusal(req: FastifyRequest): Promise<{ status: number; detail: string } | undefined>;
+}
+
 export function registerCustomAuth(
   app: FastifyInstance,
   auth: CustomAuth,
   lookups: AuthLookups,
   mountPrefix: string,
+  platform?: PlatformRoutes,
 ): void {
+  const platformPath = platform && `${mountPrefix}${platform.path}`;
   const open = new Set(OPEN.map((p) => `${mountPrefix}${p}`));
   app.decorateRequest('authContext', undefined);
   app.decorateRequest('authFilter', undefined);
   app.decorateRequest('authRun', undefined);
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', async (req, reply) => {
     const pre = (req.raw as unknown as Record<symbol, AuthContext | null | undefined>)[
       PRE_AUTHENTICATED
     ];
@@ -64,6 +75,11 @@ export function registerCustomAuth(
     const path = req.url.split('?')[0] ?? '';
     if (open.has(path) || req.method === 'OPTIONS') return;
     if (isUiAsset(req.method, path, mountPrefix)) return;
+    if (platform && (path === platformPath || path.startsWith(`${platformPath}/`))) {
+      const refused = await platform.refusal(req);
+      if (refused) return reply.code(refused.status).send({ detail: refused.detail });
+      return;
+    }
     req.authContext = await auth.authenticate(asFetchRequest(req));
   });
   const authorizes = auth.authorizes;

@@ -1,6 +1,11 @@
 // Custom authentication and authorization (`auth.path` of langgraph.json).
 export { AuthLoadError, CustomAuth, loadCustomAuth } from './custom-auth.js';
-export { isOpenToAll, PRE_AUTHENTICATED, registerCustomAuth } from './hooks.js';
+export {
+  isOpenToAll,
+  PRE_AUTHENTICATED,
+  registerCustomAuth,
+  type PlatformRoutes,
+} from './hooks.js';
 export { compileFilter } from './filter.js';
 export type {
   AuthContext,

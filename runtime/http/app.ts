@@ -32,7 +32,7 @@ import { storeRoutes, type StoreService } from '../store/index.js';
 import { threadRoutes, type ThreadService } from '../threads/index.js';
 import { uiRoutes, type UiBundle } from '../ui/index.js';
 import { webhookRoutes, type WebhookDeliveries } from '../webhooks/index.js';
-import { registerApiKeyAuth } from './auth.js';
+import { platformAuth, registerApiKeyAuth } from './auth.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 import { registerCors } from './cors.js';
 import { declareHttpErrors } from './declared-errors.js';
@@ -52,6 +52,11 @@ export interface AppDeps {
   keyVerifier?: ControlPlaneKeyVerifier;
   /** `auth.path` loaded: it replaces the API-key check. */
   customAuth?: { auth: CustomAuth; lookups: AuthLookups } | undefined;
+  /**
+   * Routes (under the prefix) that custom auth leaves to these API keys instead: `graphdock
+   * dev`'s trace store, which its own tracer writes to and the app's users do not own.
+   */
+  platformRoutes?: { path: string; keys: string[] } | undefined;
   authSettings?: AuthSettings | undefined;
   http: HttpSettings;
   info: MetaInfo;
@@ -160,7 +165,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   declareHttpErrors(app, prefix);
   await registerCors(app, deps.http.cors);
   if (deps.customAuth)
-    registerCustomAuth(app, deps.customAuth.auth, deps.customAuth.lookups, prefix);
+    registerCustomAuth(
+      app,
+      deps.customAuth.auth,
+      deps.customAuth.lookups,
+      prefix,
+      deps.platformRoutes && platformAuth(deps.platformRoutes),
+    );
   else registerApiKeyAuth(app, deps.apiKeys, prefix, deps.keyVerifier);
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);

@@ -2,9 +2,9 @@
 // compared in constant time, or be a key the control plane accepts for this deployment's
 // workspace (key-verifier.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isUiAsset } from '../ui/index.js';
-import { PRE_AUTHENTICATED } from '../auth/index.js';
+import { PRE_AUTHENTICATED, type PlatformRoutes } from '../auth/index.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 
 export const OPEN_PATHS = new Set(['/ok']);
@@ -66,4 +66,14 @@ export function registerApiKeyAuth(
     );
     if (refused) return reply.code(refused.status).send({ detail: refused.detail });
   });
+}
+
+/** Routes that custom auth leaves to API keys (see `AppDeps.platformRoutes`). */
+export function platformAuth(routes: { path: string; keys: string[] }): PlatformRoutes {
+  const check = apiKeyCheck(routes.keys);
+  return {
+    path: routes.path,
+    refusal: (req: FastifyRequest) =>
+      check(presentedKey(req.headers['x-api-key'], req.headers.authorization)),
+  };
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { REPO_ROOT, runCli, startServer, type RunningServer } from '../support/server.js';
@@ -362,5 +363,62 @@ describe('A2A', () => {
     });
     expect(intoAlice.status).toBe(404);
     expect((await rpc(servers[0]!, '', 'tasks/get', { id: task.id })).status).toBe(401);
+  });
+});
+
+describe("graphdock dev's trace store", () => {
+  const runAs = async (server: RunningServer, token: string) => {
+    const client = as(server, token);
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'echo', { input: hi('traced') });
+    await client.runs.join(thread.thread_id, run.run_id);
+    return run.run_id;
+  };
+  /** The stored runs of a trace, once its root has ended (traces are sent in the background). */
+  const storedRuns = async (traceId: string) => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    try {
+      for (const deadline = Date.now() + 45_000; ;) {
+        const { rows } = await pool.query<{ n: number; ended: boolean }>(
+          `SELECT count(*)::int AS n, bool_or(id = trace_id AND end_time IS NOT NULL) AS ended
+             FROM trace_runs WHERE trace_id = $1`,
+          [traceId],
+        );
+        if (rows[0]!.ended || Date.now() > deadline) return rows[0]!.n;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    } finally {
+      await pool.end();
+    }
+  };
+
+  it("keeps the runs' traces: the app's users neither guard nor read it, API keys do", async () => {
+    const keyed = await startServer({
+      command: 'dev',
+      databaseUrl: db.url,
+      config: CONFIG,
+      env: { GRAPHDOCK_API_KEYS: 'trace-reader-key' },
+    });
+    const keyless = await startServer({ command: 'dev', databaseUrl: db.url, config: CONFIG });
+    try {
+      // Without a configured key the runtime's tracer has one of its own.
+      expect(await storedRuns(await runAs(keyless, 'token-alice'))).toBeGreaterThan(1);
+      const runId = await runAs(keyed, 'token-alice');
+      expect(await storedRuns(runId)).toBeGreaterThan(1);
+      const read = (headers: Record<string, string>) =>
+        fetch(`${keyed.url}/api/v1/runs/${runId}`, { headers }).then((r) => r.status);
+      expect(await read({ 'x-api-key': 'trace-reader-key' })).toBe(200);
+      expect(await read({ authorization: 'Bearer token-alice' })).toBe(401);
+      expect(await read({})).toBe(401);
+      // The key opens the trace store only: the app's routes still ask the app.
+      const threads = await fetch(`${keyed.url}/threads/search`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'trace-reader-key', 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(threads.status).toBe(401);
+    } finally {
+      await Promise.all([keyed.stop(), keyless.stop()]);
+    }
   });
 });
