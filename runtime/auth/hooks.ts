@@ -49,7 +49,17 @@ function asFetchRequest(req: FastifyRequest): Request {
  */
 export interface PlatformRoutes {
   path: string;
-  refusal(req: FastifyRequest): Promise<{ status: number; detail: string } | undefined>;
+  /** Undefined when the request's `X-Api-Key` or bearer token is accepted. */
+  refusal(
+    apiKey: string | string[] | null | undefined,
+    authorization: string | null | undefined,
+  ): Promise<{ status: number; detail: string } | undefined>;
+}
+
+/** Whether `path` (as requested) is one of the platform's routes. */
+export function isPlatformPath(platform: PlatformRoutes, path: string, mountPrefix: string) {
+  const base = `${mountPrefix}${platform.path}`;
+  return path === base || path.startsWith(`${base}/`);
 }
 
 export function registerCustomAuth(
@@ -59,7 +69,6 @@ export function registerCustomAuth(
   mountPrefix: string,
   platform?: PlatformRoutes,
 ): void {
-  const platformPath = platform && `${mountPrefix}${platform.path}`;
   const open = new Set(OPEN.map((p) => `${mountPrefix}${p}`));
   app.decorateRequest('authContext', undefined);
   app.decorateRequest('authFilter', undefined);
@@ -75,8 +84,8 @@ export function registerCustomAuth(
     const path = req.url.split('?')[0] ?? '';
     if (open.has(path) || req.method === 'OPTIONS') return;
     if (isUiAsset(req.method, path, mountPrefix)) return;
-    if (platform && (path === platformPath || path.startsWith(`${platformPath}/`))) {
-      const refused = await platform.refusal(req);
+    if (platform && isPlatformPath(platform, path, mountPrefix)) {
+      const refused = await platform.refusal(req.headers['x-api-key'], req.headers.authorization);
       if (refused) return reply.code(refused.status).send({ detail: refused.detail });
       return;
     }

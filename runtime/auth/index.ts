@@ -2,6 +2,7 @@
 export { AuthLoadError, CustomAuth, loadCustomAuth } from './custom-auth.js';
 export {
   isOpenToAll,
+  isPlatformPath,
   PRE_AUTHENTICATED,
   registerCustomAuth,
   type PlatformRoutes,

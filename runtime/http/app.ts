@@ -119,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger: FastifyBaseLogger = deps.logger;
   const prefix = mountPrefix(deps.http.mount_prefix);
   const { customApp } = deps;
+  const platform = deps.platformRoutes && platformAuth(deps.platformRoutes);
   const frontServer = customApp ? await loadFrontServer() : undefined;
   const app = Fastify({
     ...(customApp && frontServer
@@ -133,6 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
                 gate: apiGate(
                   {
                     customAuth: deps.customAuth?.auth,
+                    platform,
                     apiKeys: deps.apiKeys,
                     keyVerifier: deps.keyVerifier,
                   },
@@ -165,13 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   declareHttpErrors(app, prefix);
   await registerCors(app, deps.http.cors);
   if (deps.customAuth)
-    registerCustomAuth(
-      app,
-      deps.customAuth.auth,
-      deps.customAuth.lookups,
-      prefix,
-      deps.platformRoutes && platformAuth(deps.platformRoutes),
-    );
+    registerCustomAuth(app, deps.customAuth.auth, deps.customAuth.lookups, prefix, platform);
   else registerApiKeyAuth(app, deps.apiKeys, prefix, deps.keyVerifier);
   registerStorableStrings(app, prefix);
   registerHttpMetrics(app, deps.metrics);

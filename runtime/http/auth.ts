@@ -2,7 +2,7 @@
 // compared in constant time, or be a key the control plane accepts for this deployment's
 // workspace (key-verifier.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { isUiAsset } from '../ui/index.js';
 import { PRE_AUTHENTICATED, type PlatformRoutes } from '../auth/index.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
@@ -73,7 +73,6 @@ export function platformAuth(routes: { path: string; keys: string[] }): Platform
   const check = apiKeyCheck(routes.keys);
   return {
     path: routes.path,
-    refusal: (req: FastifyRequest) =>
-      check(presentedKey(req.headers['x-api-key'], req.headers.authorization)),
+    refusal: (apiKey, authorization) => check(presentedKey(apiKey, authorization)),
   };
 }

@@ -2,7 +2,12 @@
 // (`http.app`), which authenticates before fastify sees the request when configured to. The
 // same rules as the hooks: custom auth (`auth.path`) when loaded, else the API keys.
 import { AppError } from '../../common/errors/index.js';
-import { isOpenToAll, type CustomAuth } from '../auth/index.js';
+import {
+  isOpenToAll,
+  isPlatformPath,
+  type CustomAuth,
+  type PlatformRoutes,
+} from '../auth/index.js';
 import type { Gate } from '../custom-app/index.js';
 import { apiKeyCheck, OPEN_PATHS, presentedKey } from './auth.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
@@ -10,17 +15,28 @@ import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 export function apiGate(
   options: {
     customAuth?: CustomAuth | undefined;
+    /** With custom auth: routes that take API keys instead (`AppDeps.platformRoutes`). */
+    platform?: PlatformRoutes | undefined;
     apiKeys: string[];
     keyVerifier?: ControlPlaneKeyVerifier | undefined;
   },
   prefix: string,
 ): Gate {
-  const { customAuth } = options;
+  const { customAuth, platform } = options;
   if (customAuth)
     return {
       check: async (request) => {
-        if (isOpenToAll(new URL(request.url).pathname, request.method, prefix))
-          return { ok: true, context: undefined };
+        const path = new URL(request.url).pathname;
+        if (isOpenToAll(path, request.method, prefix)) return { ok: true, context: undefined };
+        if (platform && isPlatformPath(platform, path, prefix)) {
+          const refused = await platform.refusal(
+            request.headers.get('x-api-key'),
+            request.headers.get('authorization'),
+          );
+          return refused
+            ? { ok: false, status: refused.status, headers: {}, body: { detail: refused.detail } }
+            : { ok: true, context: undefined };
+        }
         try {
           return { ok: true, context: await customAuth.authenticate(request) };
         } catch (err) {

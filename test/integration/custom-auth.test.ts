@@ -367,8 +367,20 @@ describe('A2A', () => {
 });
 
 describe("graphdock dev's trace store", () => {
-  const runAs = async (server: RunningServer, token: string) => {
-    const client = as(server, token);
+  // A database of its own: the file's runtime replicas would claim these runs and not trace them.
+  let traced: TestDatabase;
+  beforeAll(async () => {
+    traced = await createTestDatabase(inject('pgAdminUrl'));
+  });
+  afterAll(async () => {
+    await traced?.drop();
+  });
+  const runAs = async (server: RunningServer, token: string, prefix = '') => {
+    const client = new Client({
+      apiUrl: `${server.url}${prefix}`,
+      apiKey: null,
+      defaultHeaders: { Authorization: `Bearer ${token}` },
+    });
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, 'echo', { input: hi('traced') });
     await client.runs.join(thread.thread_id, run.run_id);
@@ -376,7 +388,7 @@ describe("graphdock dev's trace store", () => {
   };
   /** The stored runs of a trace, once its root has ended (traces are sent in the background). */
   const storedRuns = async (traceId: string) => {
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    const pool = new pg.Pool({ connectionString: traced.url, max: 1 });
     try {
       for (const deadline = Date.now() + 45_000; ;) {
         const { rows } = await pool.query<{ n: number; ended: boolean }>(
@@ -395,11 +407,11 @@ describe("graphdock dev's trace store", () => {
   it("keeps the runs' traces: the app's users neither guard nor read it, API keys do", async () => {
     const keyed = await startServer({
       command: 'dev',
-      databaseUrl: db.url,
+      databaseUrl: traced.url,
       config: CONFIG,
       env: { GRAPHDOCK_API_KEYS: 'trace-reader-key' },
     });
-    const keyless = await startServer({ command: 'dev', databaseUrl: db.url, config: CONFIG });
+    const keyless = await startServer({ command: 'dev', databaseUrl: traced.url, config: CONFIG });
     try {
       // Without a configured key the runtime's tracer has one of its own.
       expect(await storedRuns(await runAs(keyless, 'token-alice'))).toBeGreaterThan(1);
@@ -419,6 +431,33 @@ describe("graphdock dev's trace store", () => {
       expect(threads.status).toBe(401);
     } finally {
       await Promise.all([keyed.stop(), keyless.stop()]);
+    }
+  });
+
+  it('keeps them behind a custom app that authenticates first, and under a mount prefix', async () => {
+    const fixtures = join(REPO_ROOT, 'test', 'fixtures', 'custom-app');
+    const authFirst = await startServer({
+      command: 'dev',
+      databaseUrl: traced.url,
+      config: join(fixtures, 'auth.json'),
+    });
+    const prefixed = await startServer({
+      command: 'dev',
+      databaseUrl: traced.url,
+      config: join(fixtures, 'open-routes.json'),
+      okPath: '/api/ok',
+    });
+    try {
+      expect(await storedRuns(await runAs(authFirst, 'token-alice'))).toBeGreaterThan(1);
+      expect(await storedRuns(await runAs(prefixed, 'token-bob', '/api'))).toBeGreaterThan(1);
+      const read = await fetch(`${authFirst.url}/api/v1/runs/query`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer token-alice', 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(read.status).toBe(401);
+    } finally {
+      await Promise.all([authFirst.stop(), prefixed.stop()]);
     }
   });
 });
