@@ -157,6 +157,8 @@ describe('graphdock dev traces into its own store', () => {
 describe('a deployed runtime traces into the control plane', () => {
   const api = useTraceApi();
   let db: TestDatabase;
+  // Apart, so that neither replica claims the other's runs and traces them elsewhere.
+  let downDb: TestDatabase;
   let runtime: RunningServer;
   let down: RunningServer;
   let key: string;
@@ -173,8 +175,9 @@ describe('a deployed runtime traces into the control plane', () => {
       },
     });
     // The same runtime with a trace endpoint nobody listens at.
+    downDb = await withDatabase();
     down = await startServer({
-      databaseUrl: db.url,
+      databaseUrl: downDb.url,
       env: {
         GRAPHDOCK_TRACES_ENDPOINT: 'http://127.0.0.1:1/api/v1',
         GRAPHDOCK_TRACES_API_KEY: 'x',
@@ -185,6 +188,7 @@ describe('a deployed runtime traces into the control plane', () => {
     await runtime?.stop();
     await down?.stop();
     await db?.drop();
+    await downDb?.drop();
   });
 
   it("stores the runs in the key's workspace, under the deployment's project", async () => {
