@@ -266,14 +266,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       : undefined;
     // Under custom auth the dev trace store takes API keys, not the app's users (AppDeps
     // .platformRoutes); without a configured key, one made for this process lets its tracer in.
-    const traceKey =
-      options.devTraces && customAuth
-        ? (options.apiKeys[0] ?? randomBytes(32).toString('hex'))
-        : options.apiKeys[0];
+    const traceKeys =
+      traceService && customAuth && !options.apiKeys.length
+        ? [randomBytes(32).toString('hex')]
+        : options.apiKeys;
     const tracingTarget = resolveTracingTarget(process.env, {
       project: 'default',
       ...(options.devTraces
-        ? { endpoint: `${options.devTraces.url}${tracesPrefix}${TRACES_PREFIX}`, apiKey: traceKey }
+        ? {
+            endpoint: `${options.devTraces.url}${tracesPrefix}${TRACES_PREFIX}`,
+            apiKey: traceKeys[0],
+          }
         : {}),
     });
     const tracing = tracingTarget
@@ -363,9 +366,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         : undefined,
       customAuth: customAuth && { auth: customAuth, lookups: authLookups },
       platformRoutes:
-        traceService && traceKey
-          ? { path: TRACES_PREFIX, keys: [...new Set([...options.apiKeys, traceKey])] }
-          : undefined,
+        traceService && customAuth ? { path: TRACES_PREFIX, keys: traceKeys } : undefined,
       customApp,
       authSettings: loaded.config.auth,
       http: {

@@ -1,9 +1,11 @@
 // Cutting JSON text to a depth instead of refusing it: for bodies whose senders drop a whole
 // batch on a 4xx (trace ingest), where one run's deep value would otherwise lose its neighbours.
 import { MAX_JSON_DEPTH } from '../limits/index.js';
+import { closingBracket, deepOpening } from './scan.js';
 
 /** What stands in for an array or object that nested deeper than the limit. */
 export const CLIPPED_JSON = `[cut: nested deeper than ${MAX_JSON_DEPTH} levels]`;
+const CLIPPED_TEXT = JSON.stringify(CLIPPED_JSON);
 
 export interface ClippedText {
   text: string;
@@ -23,63 +25,15 @@ export function clipJsonDepth(text: string, max = MAX_JSON_DEPTH): ClippedText {
   const parts: string[] = [];
   let kept = 0;
   let clipped = 0;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      i = closingQuote(text, i);
-      if (i < 0) break;
-    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-      if (depth < max) {
-        depth++;
-        continue;
-      }
-      const end = closingBracket(text, i);
-      parts.push(text.slice(kept, i), JSON.stringify(CLIPPED_JSON));
-      clipped++;
-      kept = end < 0 ? text.length : end + 1;
-      if (end < 0) break;
-      i = end;
-    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
-      depth--;
-    }
+  // After a cut value the text is back at depth `max`.
+  for (let at = deepOpening(text, max); at >= 0; at = deepOpening(text, max, kept, max)) {
+    const end = closingBracket(text, at);
+    parts.push(text.slice(kept, at), CLIPPED_TEXT);
+    clipped++;
+    kept = end < 0 ? text.length : end + 1;
+    if (end < 0) break;
   }
   if (clipped === 0) return { text, clipped };
   parts.push(text.slice(kept));
   return { text: parts.join(''), clipped };
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-
-/** Index of the bracket closing the array or object opened at `open`, or -1. */
-function closingBracket(text: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      i = closingQuote(text, i);
-      if (i < 0) return -1;
-    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-      depth++;
-    } else if ((c === CLOSE_ARRAY || c === CLOSE_OBJECT) && --depth === 0) {
-      return i;
-    }
-  }
-  return -1;
-}
-
-/** Index of the quote closing the string opened at `open`, or -1. */
-export function closingQuote(text: string, open: number): number {
-  for (let at = open; ;) {
-    at = text.indexOf('"', at + 1);
-    if (at < 0) return -1;
-    let backslashes = 0;
-    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return at;
-  }
 }

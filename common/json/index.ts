@@ -3,32 +3,18 @@
 // the HTTP layers decide what to answer.
 import { z } from 'zod';
 import { MAX_JSON_DEPTH } from '../limits/index.js';
-import { closingQuote } from './clip.js';
+import { deepOpening } from './scan.js';
 
 /** What a body nested too deep is told (`json_too_deep`). */
 export const JSON_TOO_DEEP = `JSON nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`;
 
 /**
  * Whether JSON text nests deeper than `max` arrays/objects. Scans the raw text, so a body that
- * would overflow a recursive reader or PostgreSQL's stack is refused before it is parsed. Strings
- * are skipped with `indexOf`, so the cost follows the number of tokens, not of characters.
+ * would overflow a recursive reader or PostgreSQL's stack is refused before it is parsed.
  */
 export function jsonDepthExceeds(text: string, max = MAX_JSON_DEPTH): boolean {
   // Nesting `max + 1` deep takes at least 2 * (max + 1) characters.
-  if (text.length <= 2 * max) return false;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      i = closingQuote(text, i);
-      if (i < 0) return false; // unterminated: the parser reports it
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
-  return false;
+  return text.length > 2 * max && deepOpening(text, max) >= 0;
 }
 
 /**

@@ -12,6 +12,12 @@ import type { Gate } from '../custom-app/index.js';
 import { apiKeyCheck, OPEN_PATHS, presentedKey } from './auth.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 
+/** The gate's answer for an API-key check's refusal (undefined: accepted). */
+const verdictOf = (refused: { status: number; detail: string } | undefined) =>
+  refused
+    ? { ok: false as const, status: refused.status, headers: {}, body: { detail: refused.detail } }
+    : { ok: true as const, context: undefined };
+
 export function apiGate(
   options: {
     customAuth?: CustomAuth | undefined;
@@ -33,9 +39,7 @@ export function apiGate(
             request.headers.get('x-api-key'),
             request.headers.get('authorization'),
           );
-          return refused
-            ? { ok: false, status: refused.status, headers: {}, body: { detail: refused.detail } }
-            : { ok: true, context: undefined };
+          return verdictOf(refused);
         }
         try {
           return { ok: true, context: await customAuth.authenticate(request) };
@@ -61,9 +65,7 @@ export function apiGate(
       const refused = await check(
         presentedKey(request.headers.get('x-api-key'), request.headers.get('authorization')),
       );
-      return refused
-        ? { ok: false, status: refused.status, headers: {}, body: { detail: refused.detail } }
-        : { ok: true, context: undefined };
+      return verdictOf(refused);
     },
   };
 }
