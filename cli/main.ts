@@ -13,8 +13,9 @@ const runtimeCommands = () => import('./runtime-commands.js');
 const USAGE = `Usage: graphdock <command> [options]
 
 Commands:
-  dev       Serve the graphs of a langgraph.json for local development. Uses DATABASE_URL when
-            set, otherwise an embedded PostgreSQL persisted under .graphdock/.
+  dev       Serve the graphs of a langgraph.json for local development, reloading when the
+            project's files change. Uses DATABASE_URL when set, otherwise an embedded
+            PostgreSQL persisted under .graphdock/.
   runtime   Serve the graphs in production (DATABASE_URL required).
   migrate   Apply the runtime's database migrations and exit (DATABASE_URL required).
   warm-up   Load what \`runtime\` loads (its modules, the config's graphs) and exit, no database:
@@ -36,6 +37,7 @@ Options:
   --host <h>        address to bind (dev: 127.0.0.1, runtime: 0.0.0.0)
   --workers <n>     runtime: server processes sharing the port, each its own replica
                     (default: $GRAPHDOCK_WORKERS or 1)
+  --no-reload       dev: do not restart the server when the project's files change
   -h, --help        show this help
 `;
 
@@ -72,6 +74,7 @@ async function runCommand(argv: string[]): Promise<number> {
       port: { type: 'string' },
       host: { type: 'string' },
       workers: { type: 'string' },
+      'no-reload': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -93,7 +96,17 @@ async function runCommand(argv: string[]): Promise<number> {
   const options = { config: values.config ?? 'langgraph.json', port, host: values.host };
   switch (command) {
     case 'dev':
-      return await (await runtimeCommands()).runDev(options);
+      // Reloading on changes, this process only owns the port and the store (cli/dev-reload.ts);
+      // its workers run this same command and find themselves workers.
+      if (cluster.isPrimary && !values['no-reload'])
+        return await (await import('./dev-reload.js')).runDevPrimary(options);
+      try {
+        return await (await runtimeCommands()).runDev(options);
+      } finally {
+        // Not process.disconnect(), after which Node's cluster ends a worker with code 0: the
+        // primary reads a failed start from the code.
+        cluster.worker?.disconnect();
+      }
     case 'runtime': {
       // With more than one worker this process only supervises them (cli/workers.ts); the
       // forked workers run this same command and find themselves workers.

@@ -1,13 +1,7 @@
 // The runtime's commands: `dev`, `runtime` and `migrate`.
 import module from 'node:module';
-import { join } from 'node:path';
 import { ConfigError, loadProcessEnv } from '../common/config/index.js';
-import {
-  createPool,
-  startPostgresServer,
-  startWait,
-  type PostgresServer,
-} from '../common/db/index.js';
+import { createPool, startWait } from '../common/db/index.js';
 import { createLogger, type Logger } from '../common/logging/index.js';
 import { startIdleTrim } from '../common/memory/index.js';
 import {
@@ -16,6 +10,7 @@ import {
   warmUpRuntime,
   type Runtime,
 } from '../runtime/index.js';
+import { openDevStore } from './dev-store.js';
 import { ensurePortFree, listenFailure } from './port.js';
 import { workerIndex } from './workers.js';
 
@@ -122,26 +117,14 @@ export async function runDev(options: ServeOptions): Promise<number> {
   const env = loadProcessEnv(process.env);
   const port = options.port ?? 2024;
   const host = options.host ?? '127.0.0.1';
+  // A reloading primary's worker: the primary checked the port and holds it, and owns the store.
+  const worker = workerIndex() !== undefined;
   // Before the embedded PostgreSQL starts: a taken port should cost nothing.
-  await ensurePortFree(port, host);
-  const logger = createLogger({ level: env.logLevel });
+  if (!worker) await ensurePortFree(port, host);
+  const root = createLogger({ level: env.logLevel });
+  const logger = worker ? root.child({ pid: process.pid }) : root;
   exitOnUnhandledRejection(env.unhandledRejectionExitCode, logger);
-  let embedded: PostgresServer | undefined;
-  let databaseUrl = env.databaseUrl;
-  if (!databaseUrl) {
-    const dataDir = join(env.home ?? join(process.cwd(), '.graphdock'), 'pgdata');
-    embedded = await startPostgresServer({
-      dataDir,
-      onLog: (line) => logger.debug({ postgres: line }),
-      onLeftBehind: (pid) =>
-        logger.warn(
-          { dataDir, pid },
-          'stopping the PostgreSQL an earlier graphdock dev left running',
-        ),
-    });
-    databaseUrl = embedded.url;
-    logger.info({ dataDir }, 'using the embedded PostgreSQL store');
-  }
+  const { databaseUrl, embedded } = await openDevStore(env, logger);
   if (!env.apiKeys.length && !env.controlPlaneAuth)
     logger.warn('no API keys configured: serving without authentication');
   try {
