@@ -45,6 +45,8 @@ interface ServeSettings {
   drainMs: number;
   idleTrimSeconds: number;
   onStop?: () => Promise<void>;
+  /** On the stop signal, take no new connection (a dev worker: another one has the port). */
+  handOverPort?: boolean;
 }
 
 async function serve(
@@ -52,7 +54,7 @@ async function serve(
   port: number,
   host: string,
   logger: Logger,
-  { drainMs, idleTrimSeconds, onStop }: ServeSettings,
+  { drainMs, idleTrimSeconds, onStop, handOverPort }: ServeSettings,
 ) {
   let address: string;
   try {
@@ -67,6 +69,7 @@ async function serve(
   const signal = await shutdownSignal();
   idleTrim.stop();
   logger.info({ signal, drainMs }, 'shutting down');
+  if (handOverPort) runtime.stopListening();
   await runtime.drain(drainMs);
   await runtime.close();
   await onStop?.();
@@ -148,6 +151,9 @@ export async function runDev(options: ServeOptions): Promise<number> {
       drainMs: env.shutdownDrainMs,
       idleTrimSeconds: env.idleTrimSeconds,
       onStop: () => embedded?.stop() ?? Promise.resolve(),
+      // Replaced by a reload, new requests go to the new worker: one accepted here meanwhile
+      // (a run to wait for) could only be handed over when this one stops.
+      handOverPort: worker,
     });
   } catch (err) {
     await embedded?.stop();

@@ -130,6 +130,12 @@ export interface Runtime {
    * Service reconnect to a pod that stays before this one stops listening (see close()).
    */
   drain(ms: number): Promise<void>;
+  /**
+   * Stops taking new connections now; those open are still served, each closing after its
+   * answer. For a process whose port another process of the same listener takes over (a
+   * reloaded `graphdock dev`): what it accepted while finishing its runs, it could not execute.
+   */
+  stopListening(): void;
   close(): Promise<void>;
 }
 
@@ -448,6 +454,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         connections.startDraining();
         if (ms > 0) await new Promise((r) => setTimeout(r, ms));
       },
+      stopListening: () => void connections.close(IDLE_CONNECTION_GRACE_MS),
       close: async () => {
         const closing = Date.now();
         await cronScheduler.stop();

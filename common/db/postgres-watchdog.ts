@@ -29,6 +29,8 @@ const SCRIPT = [
   'exit "$status"',
 ].join('\n');
 
+const WITHOUT_SHELL = process.platform === 'win32';
+
 export interface WatchedSpawnOptions {
   uid?: number;
   gid?: number;
@@ -43,6 +45,8 @@ export function spawnWatched(
   args: readonly string[],
   options: WatchedSpawnOptions = {},
 ): ChildProcess {
+  // No POSIX shell on Windows: PostgreSQL runs bare there, as before the watchdog.
+  if (WITHOUT_SHELL) return spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], ...options });
   return spawn('/bin/sh', ['-c', SCRIPT, WATCHDOG_NAME, String(process.pid), command, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
@@ -54,7 +58,9 @@ export function spawnWatched(
 export async function stopWatched(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.stdin?.end();
+  // SIGINT is PostgreSQL's fast shutdown, which the watchdog sends when its pipe closes.
+  if (WITHOUT_SHELL) child.kill('SIGINT');
+  else child.stdin?.end();
   const timer = setTimeout(() => killGroup(child), graceMs);
   await exited;
   clearTimeout(timer);

@@ -9,21 +9,13 @@ import { REPO_ROOT } from '../support/server.js';
 import { BUSYBOX_IMAGE, REAL_NODE_LABEL } from './index.js';
 import { nodeLeftovers } from './node-leftovers.js';
 import { ensureNodeTools, ensureTools } from './tools.js';
+import { isAlive } from '../support/processes.js';
 
 const run = promisify(execFile);
 
 async function kubectl(kubeconfig: string, args: string[]): Promise<string> {
   const bin = join(await ensureTools(), 'kubectl');
   return (await run(bin, ['--kubeconfig', kubeconfig, ...args], { timeout: 120_000 })).stdout;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 interface Started {
@@ -60,11 +52,11 @@ async function until(check: () => Promise<boolean> | boolean, timeoutMs: number)
 test('a killed owner process leaves no cluster processes or files behind', async () => {
   const { owner, started } = await startOwner(['--nodes', '1']);
   expect(started.pids).toHaveLength(5);
-  expect(started.pids.every(alive)).toBe(true);
+  expect(started.pids.every(isAlive)).toBe(true);
 
   owner.kill('SIGKILL');
-  await until(() => !started.pids.some(alive) && !existsSync(started.workDir), 30_000);
-  expect(started.pids.filter(alive)).toEqual([]);
+  await until(() => !started.pids.some(isAlive) && !existsSync(started.workDir), 30_000);
+  expect(started.pids.filter(isAlive)).toEqual([]);
   expect(existsSync(started.workDir)).toBe(false);
 });
 
@@ -98,5 +90,5 @@ test('a killed owner of a real node leaves no containers, mounts, cgroups or nam
   owner.kill('SIGKILL');
   await until(async () => (await nodeLeftovers(traces)).length === 0, 60_000);
   expect(await nodeLeftovers(traces)).toEqual([]);
-  expect(started.pids.filter(alive)).toEqual([]);
+  expect(started.pids.filter(isAlive)).toEqual([]);
 });

@@ -8,6 +8,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../common/db/index.js';
 import { startServer } from '../support/server.js';
+import { exitsWithin, isAlive } from '../support/processes.js';
 
 const home = mkdtempSync(join(tmpdir(), 'graphdock-dev-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -55,24 +56,6 @@ function postmasterOf(dataDir: string): number | undefined {
   return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function gone(pid: number, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (alive(pid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
-}
-
 describe('an embedded PostgreSQL whose `graphdock dev` is gone', () => {
   const home = mkdtempSync(join(tmpdir(), 'graphdock-dev-kill-'));
   const dataDir = join(home, 'pgdata');
@@ -87,10 +70,10 @@ describe('an embedded PostgreSQL whose `graphdock dev` is gone', () => {
     expect(postmaster).toBeGreaterThan(0);
     expect(await server.stop('SIGKILL')).toBeNull();
     // A fast shutdown: its sessions end and it checkpoints.
-    expect(await gone(postmaster!, 15_000)).toBe(true);
+    expect(await exitsWithin(postmaster!, 15_000)).toBe(true);
 
     const again = await startServer({ command: 'dev', env }).catch((err: unknown) => {
-      if (alive(postmaster!)) process.kill(postmaster!, 'SIGKILL');
+      if (isAlive(postmaster!)) process.kill(postmaster!, 'SIGKILL');
       throw err;
     });
     try {
@@ -137,7 +120,7 @@ describe('an embedded PostgreSQL whose `graphdock dev` is gone', () => {
       }
       const server = await startServer({ command: 'dev', env });
       try {
-        expect(alive(left.pid!)).toBe(false);
+        expect(isAlive(left.pid!)).toBe(false);
         expect(server.output()).toMatch(
           new RegExp(
             `"pid":${left.pid},"msg":"stopping the PostgreSQL an earlier graphdock dev left running"`,
@@ -148,7 +131,7 @@ describe('an embedded PostgreSQL whose `graphdock dev` is gone', () => {
         expect(await server.stop()).toBe(0);
       }
     } finally {
-      if (alive(left.pid!)) process.kill(left.pid!, 'SIGKILL');
+      if (isAlive(left.pid!)) process.kill(left.pid!, 'SIGKILL');
     }
   });
 });

@@ -5,8 +5,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { isAlive } from '../support/processes.js';
 import { REPO_ROOT, startServer, type RunningServer } from '../support/server.js';
 
 /** A graph answering `reply`, after `waitMs`. */
@@ -50,17 +51,15 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_0
   }
 }
 
-/** The pids of the server processes that logged, in order of first appearance. */
-function workerPids(server: RunningServer): number[] {
-  return [...new Set([...server.output().matchAll(/"pid":(\d+)/g)].map((m) => Number(m[1])))];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+/** Everything a server printed (`output()` keeps only its last 20 KB). */
+class Log {
+  text = '';
+  readonly onOutput = (chunk: string) => {
+    this.text += chunk;
+  };
+  /** The pids of the server processes that logged, in order of first appearance. */
+  workerPids(): number[] {
+    return [...new Set([...this.text.matchAll(/"pid":(\d+)/g)].map((m) => Number(m[1])))];
   }
 }
 
@@ -69,6 +68,7 @@ describe('graphdock dev, reloading', () => {
   let dir: string;
   let server: RunningServer;
   let client: Client;
+  const log = new Log();
 
   beforeAll(async () => {
     db = await createTestDatabase(inject('pgAdminUrl'));
@@ -79,14 +79,19 @@ describe('graphdock dev, reloading', () => {
       cwd: dir,
       databaseUrl: db.url,
       env: { LOG_LEVEL: 'info' },
+      onOutput: log.onOutput,
     });
     client = new Client({ apiUrl: server.url, apiKey: null });
   });
+  afterEach(({ task }) => {
+    // What the servers said, for a failure seen only under a loaded CI machine.
+    if (task.result?.state === 'fail') console.log(log.text.slice(-12_000));
+  });
   afterAll(async () => {
-    const pids = workerPids(server);
+    const pids = log.workerPids();
     expect(await server.stop()).toBe(0);
     // The primary stops its workers: none is left behind.
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isAlive)).toEqual([]);
     await db.drop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -121,22 +126,22 @@ describe('graphdock dev, reloading', () => {
     expect(seen).toBe('version two');
     expect(answers.failed).toEqual([]);
     expect(answers.ok).toBeGreaterThan(0);
-    expect(server.output()).toMatch(
+    expect(log.text).toMatch(
       /"file":"src\/say\.ts","event":"change","msg":"change seen; reloading"/,
     );
   });
 
   it('keeps the previous code serving while a save does not compile, and takes the fix', async () => {
-    const before = server.output().split('reload failed').length;
+    const before = log.text.split('reload failed').length;
     writeFileSync(
       join(dir, 'src', 'say.ts'),
       `${graphSource('version three')}\nthis is not ( code`,
     );
     await until(
-      async () => server.output().split('reload failed').length,
+      async () => log.text.split('reload failed').length,
       (n) => n > before,
     );
-    expect(server.output()).toMatch(/graphdock: Failed to load graph "say" from .*say\.ts/);
+    expect(log.text).toMatch(/graphdock: Failed to load graph "say" from .*say\.ts/);
     expect(await reply(client, 'say')).toBe('version two');
     writeFileSync(join(dir, 'src', 'say.ts'), graphSource('version three'));
     expect(
@@ -149,12 +154,14 @@ describe('graphdock dev, reloading', () => {
 
   it('ends a run that was executing when the code changed', async () => {
     const thread = await client.threads.create();
-    const running = client.runs.wait(thread.thread_id, 'slow', { input: {} });
+    // No retries: the SDK would repeat a wait answered with an error, creating another run.
+    const once = new Client({ apiUrl: server.url, apiKey: null, callerOptions: { maxRetries: 0 } });
+    const running = once.runs.wait(thread.thread_id, 'slow', { input: {} });
     await until(
       async () => (await client.runs.list(thread.thread_id)).map((r) => r.status),
       (s) => s[0] === 'running',
     );
-    const workersBefore = workerPids(server).length;
+    const workersBefore = log.workerPids().length;
     writeFileSync(join(dir, 'src', 'say.ts'), graphSource('version four'));
     expect(
       await until(
@@ -162,8 +169,12 @@ describe('graphdock dev, reloading', () => {
         (r) => r === 'version four',
       ),
     ).toBe('version four');
-    expect(workerPids(server).length).toBeGreaterThan(workersBefore);
-    // The swap happened while the run executed: the old server finishes it as it stops.
+    expect(log.workerPids().length).toBeGreaterThan(workersBefore);
+    // The swap happened while the run executed: the old server finishes it as it stops, and
+    // takes no new request meanwhile (it could not execute a run it accepted).
+    const after = [];
+    for (let i = 0; i < 6; i++) after.push(await reply(client, 'say'));
+    expect(after).toEqual(Array(6).fill('version four'));
     expect((await client.runs.list(thread.thread_id)).map((r) => r.status)).toEqual(['running']);
     expect(await running).toEqual({ reply: 'slow one' });
     const runs = await client.runs.list(thread.thread_id);
@@ -171,12 +182,12 @@ describe('graphdock dev, reloading', () => {
   });
 
   it('does not reload on files that are not code, nor under node_modules or .graphdock', async () => {
-    const workers = workerPids(server).length;
+    const workers = log.workerPids().length;
     writeFileSync(join(dir, 'notes.md'), 'not code');
     mkdirSync(join(dir, '.graphdock'), { recursive: true });
     writeFileSync(join(dir, '.graphdock', 'x.json'), '{}');
     await new Promise((r) => setTimeout(r, 1_500));
-    expect(workerPids(server).length).toBe(workers);
+    expect(log.workerPids().length).toBe(workers);
     expect(await reply(client, 'say')).toBe('version four');
   });
 });
@@ -185,6 +196,7 @@ describe('graphdock dev --no-reload', () => {
   it('serves from one process and ignores changes', async () => {
     const db = await createTestDatabase(inject('pgAdminUrl'));
     const dir = project();
+    const log = new Log();
     const server = await startServer({
       command: 'dev',
       config: join(dir, 'langgraph.json'),
@@ -192,15 +204,16 @@ describe('graphdock dev --no-reload', () => {
       databaseUrl: db.url,
       extraArgs: ['--no-reload'],
       env: { LOG_LEVEL: 'info' },
+      onOutput: log.onOutput,
     });
     try {
       const client = new Client({ apiUrl: server.url, apiKey: null });
       writeFileSync(join(dir, 'src', 'say.ts'), graphSource('version two'));
       await new Promise((r) => setTimeout(r, 1_500));
       expect(await reply(client, 'say')).toBe('version one');
-      expect(server.output()).not.toMatch(/reloading/);
+      expect(log.text).not.toMatch(/reloading/);
       // No worker: the process that listens is the one started.
-      expect(workerPids(server)).toEqual([]);
+      expect(log.workerPids()).toEqual([]);
     } finally {
       expect(await server.stop()).toBe(0);
       await db.drop();
