@@ -471,6 +471,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           Math.min(closing + runSettings.shutdownGraceMs - Date.now(), ANSWER_GRACE_MS),
         );
         // Runs still here were handed back: their streams end, to be resumed elsewhere.
+        runEvents.closeStreams();
+        // A wait for a run's end gets it, within the grace period, wherever the run goes on.
+        await within(runEvents.waitsEnded(), closing + runSettings.shutdownGraceMs - Date.now());
         runEvents.close();
         // The streams and waits just ended send their last bytes and close their connections.
         await within(served, IDLE_CONNECTION_GRACE_MS);

@@ -26,8 +26,30 @@ import {
 } from './names.js';
 import type { AgentDeployment, AgentRevision } from './types.js';
 
-/** Longer than endpoint removal takes to reach kube-proxy, well inside the pod's 30 s grace. */
+/** Longer than endpoint removal takes to reach kube-proxy. */
 export const SHUTDOWN_DRAIN_SECONDS = 5;
+/** The runtime's BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS when a deployment does not set it. */
+const RUNTIME_SHUTDOWN_GRACE_SECONDS = 180;
+/**
+ * What a runtime does after its runs' grace: hand back the runs left (waiting up to 5 s for
+ * their writes), finish answers in flight (5 s), close idle connections (2 s), flush webhooks
+ * (5 s) and its pool.
+ */
+const SHUTDOWN_TAIL_SECONDS = 20;
+
+/**
+ * How long kubelet lets a pod stop before it kills it: the drain, the grace the runtime gives
+ * its runs (the deployment's BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS), and what follows. Kubernetes'
+ * default of 30 s killed runs the runtime meant to let finish, and a killed attempt counts
+ * towards BG_JOB_MAX_ATTEMPTS where a run handed back does not.
+ */
+export function terminationGraceSeconds(env: Record<string, string>): number {
+  const set = env.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS?.trim();
+  const grace = set && Number.isFinite(Number(set)) && Number(set) >= 0 ? Number(set) : undefined;
+  return Math.ceil(
+    SHUTDOWN_DRAIN_SECONDS + (grace ?? RUNTIME_SHUTDOWN_GRACE_SECONDS) + SHUTDOWN_TAIL_SECONDS,
+  );
+}
 
 export interface WorkloadSettings {
   progressDeadlineSeconds: number;
@@ -109,10 +131,12 @@ function compact(o: Record<string, string | undefined>): Record<string, string> 
   return entries.length ? Object.fromEntries(entries) : undefined;
 }
 
+/** `env`: the deployment's environment (its secrets), as its env Secret holds it. */
 export function workload(
   deployment: AgentDeployment,
   revision: AgentRevision,
   settings: WorkloadSettings,
+  env: Record<string, string> = {},
 ): V1Deployment {
   const id = deployment.metadata.name;
   const spec = revision.spec.resource_spec ?? undefined;
@@ -162,6 +186,7 @@ export function workload(
         },
         spec: {
           enableServiceLinks: false,
+          terminationGracePeriodSeconds: terminationGraceSeconds(env),
           ...(spec?.service_account_name ? { serviceAccountName: spec.service_account_name } : {}),
           ...(spec?.image_pull_secrets?.length
             ? { imagePullSecrets: spec.image_pull_secrets }

@@ -189,7 +189,7 @@ export class DeploymentController {
   ): Promise<V1Deployment | undefined> {
     const key = `${deployment.metadata.namespace}/${deployment.metadata.name}`;
     const spec = revision.spec.resource_spec;
-    const desired = workload(deployment, revision, this.settings);
+    const desired = workload(deployment, revision, this.settings, env);
     const secret = envSecret(deployment, env);
     const others: KubernetesObject[] = [service(deployment), disruptionBudget(deployment)];
     if (autoscaled(spec)) others.push(autoscaler(deployment, revision));

@@ -62,6 +62,11 @@ export class RunEventLog {
 
   /** Aborted by `close`: every reader ends (the process is stopping). */
   private readonly closing = new AbortController();
+  /** Aborted by `closeStreams` (or `close`): every reader but the waits ends. */
+  private readonly closingStreams = new AbortController();
+  /** Readers that wait for a run's end (`read` with `wait`), and who to tell when none is left. */
+  private waits = 0;
+  private readonly waitsGone = new Set<() => void>();
 
   constructor(
     private readonly store: RunStore,
@@ -76,6 +81,22 @@ export class RunEventLog {
    */
   close(): void {
     this.closing.abort();
+    this.closingStreams.abort();
+  }
+
+  /**
+   * Ends every stream, as `close` does, but not the waits for a run's end (`runs/wait`, join):
+   * a run going on elsewhere still ends, and a wait answered 503 instead would be sent again by
+   * the official SDKs, which retry such a POST and so create the run a second time.
+   */
+  closeStreams(): void {
+    this.closingStreams.abort();
+  }
+
+  /** Resolves once no reader waits for a run's end. */
+  waitsEnded(): Promise<void> {
+    if (this.waits === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waitsGone.add(resolve));
   }
 
   /** Whether `close` ended the readers. */
@@ -236,8 +257,10 @@ export class RunEventLog {
     afterSeq: number,
     signal?: AbortSignal,
     created = false,
+    wait = false,
   ): AsyncGenerator<RunEvent> {
-    for await (const batch of this.readBatches(runId, afterSeq, signal, { created })) yield* batch;
+    for await (const batch of this.readBatches(runId, afterSeq, signal, { created, wait }))
+      yield* batch;
   }
 
   /**
@@ -246,14 +269,17 @@ export class RunEventLog {
    * generators above it per event. `created`: as for `read`. `withEnd`: the end marker, when read,
    * ends the last batch (it carries the run's final status, see `closingBatch`). `coalesce`: a
    * reader woken by a live event waits one turn, so the events of that turn join its batch.
+   * `wait`: the reader waits for the run's end, and `closeStreams` leaves it (see there).
    */
   async *readBatches(
     runId: string,
     afterSeq: number,
     signal?: AbortSignal,
-    { created = false, withEnd = false, coalesce = false } = {},
+    { created = false, withEnd = false, coalesce = false, wait = false } = {},
   ): AsyncGenerator<RunEvent[]> {
     let seq = afterSeq;
+    const ending = wait ? this.closing.signal : this.closingStreams.signal;
+    if (wait) this.waits++;
     // A kept log is complete from the first event, and later batches arrive through `local`.
     const kept = this.kept.get(runId)?.events ?? (created ? openingEvents(runId) : undefined);
     let queued: RunEvent[] = kept ? kept.filter((e) => e.seq > afterSeq) : [];
@@ -293,10 +319,10 @@ export class RunEventLog {
     const onAbort = () => wake?.();
     this.local.on(runId, onLocal);
     signal?.addEventListener('abort', onAbort);
-    this.closing.signal.addEventListener('abort', onAbort);
+    ending.addEventListener('abort', onAbort);
     try {
       let idleMs = FIRST_IDLE_MS;
-      while (!signal?.aborted && !this.closed) {
+      while (!signal?.aborted && !ending.aborted) {
         queued = queued.filter((e) => e.seq > seq);
         queuedChars = charsOf(queued);
         let batch: RunEvent[] = [];
@@ -372,7 +398,11 @@ export class RunEventLog {
       this.local.off(runId, onLocal);
       offRemote();
       signal?.removeEventListener('abort', onAbort);
-      this.closing.signal.removeEventListener('abort', onAbort);
+      ending.removeEventListener('abort', onAbort);
+      if (wait && --this.waits === 0) {
+        for (const resolve of this.waitsGone) resolve();
+        this.waitsGone.clear();
+      }
     }
   }
 

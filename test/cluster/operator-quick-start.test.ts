@@ -85,6 +85,7 @@ describe('quick start', () => {
         replicas: number;
         template: {
           spec: {
+            terminationGracePeriodSeconds: number;
             containers: {
               image: string;
               readinessProbe: { httpGet: { path: string } };
@@ -105,6 +106,8 @@ describe('quick start', () => {
     expect(container.readinessProbe.httpGet.path).toBe('/ok?check_db=1');
     expect(container.livenessProbe.httpGet.path).toBe('/ok');
     expect(container.resources.requests).toEqual({ cpu: '500m', memory: '256Mi' });
+    // Time for the runtime's 180 s grace for its runs, not Kubernetes' default 30 s.
+    expect(workload.spec.template.spec.terminationGracePeriodSeconds).toBe(205);
     expect(workload.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'AgentDeployment', name: deployment.id }),
     ]);

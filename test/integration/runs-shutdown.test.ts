@@ -135,6 +135,45 @@ describe('shutdown', () => {
     expect(await attempts(other.client, thread.thread_id, runId)).toBe(2);
   }, 90_000);
 
+  it('answers a wait for a run another replica executes with its result, not a 503 the SDK would send again', async () => {
+    // One slot, taken by a run of its own: the run it is asked to wait for goes to the other.
+    const a = await server({ N_JOBS_PER_WORKER: '1', BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '60' });
+    const own = await a.client.threads.create();
+    other.server.process.kill('SIGSTOP');
+    let busy;
+    try {
+      busy = await a.client.runs.create(own.thread_id, 'slow', { input: hi('own') });
+      await untilRunning(a.client, own.thread_id, busy.run_id);
+    } finally {
+      other.server.process.kill('SIGCONT');
+    }
+    const thread = await a.client.threads.create();
+    // No retries, as a client that is not the SDK: a 503 would show as one.
+    const once = new Client({
+      apiUrl: a.server.url,
+      apiKey: null,
+      callerOptions: { maxRetries: 0 },
+    });
+    const waited = once.runs.wait(thread.thread_id, 'slow', { input: hi('elsewhere') });
+    let elsewhere: string | undefined;
+    while (!elsewhere) {
+      const [run] = await other.client.runs.list(thread.thread_id);
+      if (run?.status === 'running') elsewhere = run.run_id;
+      else await sleep(20);
+    }
+    // SIGTERM, and its own run ends at once: it then holds only the wait, while the run waited
+    // for has about 7 s to go, longer than the few seconds answers in flight are given.
+    const stopping = terminate(a.server);
+    await sleep(200);
+    await other.client.runs.cancel(own.thread_id, busy.run_id);
+    expect(contents(await waited)).toEqual(steps('elsewhere'));
+    const stopped = await stopping;
+    expect(stopped.code).toBe(0);
+    expect(stopped.seconds).toBeLessThan(60);
+    const runs = await other.client.runs.list(thread.thread_id);
+    expect(runs.map((r) => [r.run_id, r.status])).toEqual([[elsewhere, 'success']]);
+  }, 90_000);
+
   it('does not count a run handed back at shutdown as an attempt: one handed back and one crash still succeed with 2 attempts allowed', async () => {
     const a = await server({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '0' });
     const thread = await a.client.threads.create();

@@ -249,6 +249,20 @@ describe('children', () => {
     ).toMatchObject({ minReplicas: 1, maxReplicas: 4 });
   });
 
+  it("lets pods stop within the runtime's shutdown grace, drain and hand-back included", () => {
+    const grace = (env?: Record<string, string>) =>
+      children.workload(agentDeployment, revision({}), { progressDeadlineSeconds: 60 }, env).spec
+        ?.template.spec?.terminationGracePeriodSeconds;
+    // 5 s of drain, the runtime's 180 s default for its runs, 20 s to hand back and close.
+    expect(grace()).toBe(205);
+    expect(grace({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '60' })).toBe(85);
+    expect(grace({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '0' })).toBe(25);
+    expect(grace({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '7.5' })).toBe(33);
+    // A value the runtime refuses to start with changes nothing here.
+    expect(grace({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: 'soon' })).toBe(205);
+    expect(grace({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '-1' })).toBe(205);
+  });
+
   it('runs one server process per whole requested CPU, at least one', () => {
     const workers = (resource_spec: AgentRevision['spec']['resource_spec']) =>
       children
