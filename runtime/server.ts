@@ -445,6 +445,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const connections = new HttpConnections(app.server);
 
     logger.info({ graphs: graphs.ids(), config: loaded.path }, 'runtime ready');
+    if (runSettings.concurrency === 0)
+      logger.warn(
+        'N_JOBS_PER_WORKER=0: this process executes no runs; they wait for a replica that does',
+      );
     return {
       app,
       pool,

@@ -25,7 +25,9 @@ const EnvSchema = z.object({
   DATABASE_POOL_MAX: z.coerce.number().int().positive().default(20),
   // How long start-up keeps trying a database that does not answer yet (0: one try).
   GRAPHDOCK_DATABASE_WAIT_SECS: z.coerce.number().nonnegative().max(3600).default(30),
-  N_JOBS_PER_WORKER: z.coerce.number().int().positive().default(10),
+  // 0: a replica that serves the API only; runs execute on replicas with slots (as the official
+  // chart's API pods, with the queue split off).
+  N_JOBS_PER_WORKER: z.coerce.number().int().nonnegative().default(10),
   // `graphdock runtime`'s processes in one pod, each its own replica (the operator sets it from
   // the deployment's CPU).
   GRAPHDOCK_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
