@@ -3,6 +3,7 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { describe, expect, it } from 'vitest';
 import { useReplicas } from '../support/fixture.js';
+import { postCommand } from '../support/protocol.js';
 
 type Messages = { messages: { content: string }[] };
 const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
@@ -51,5 +52,31 @@ describe('a replica with no run slots', () => {
       'streamed',
       'echo: streamed',
     ]);
+  });
+
+  it('starts a thread protocol run that the other replica executes, its events on the stream', async () => {
+    const thread = await api.threads.create();
+    const url = replicas.servers[0]!.url;
+    const started = await postCommand(url, thread.thread_id, {
+      id: 1,
+      method: 'run.start',
+      params: { assistant_id: 'echo', input: hi('protocol') },
+    });
+    expect(started.status).toBe(200);
+    const res = await fetch(`${url}/threads/${thread.thread_id}/stream/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ channels: ['lifecycle', 'values'] }),
+    });
+    expect(res.status).toBe(200);
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body!) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      if (/"event":"completed"/.test(text)) break;
+    }
+    expect(text).toMatch(/"event":"running"/);
+    expect(text).toContain('echo: protocol');
+    expect(text).toMatch(/"event":"completed"/);
   });
 });
