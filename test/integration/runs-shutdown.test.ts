@@ -54,19 +54,23 @@ describe('shutdown', () => {
     other = await server();
   }, 90_000);
 
-  it('keeps renewing the leases of the runs it drains: no other replica executes them again', async () => {
-    // The grace period outlasts the run (8 s) and the lease (2 s) many times over.
-    const a = await server({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '60' });
+  /** A slow run on a new thread, claimed by `a`: the other replica is frozen until it runs. */
+  async function runClaimedBy(a: { client: Client }, content: string) {
     const thread = await a.client.threads.create();
-    // The other replica is frozen until the run is running, so that this one claims it.
     other.server.process.kill('SIGSTOP');
-    let run;
     try {
-      run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi('drain') });
+      const run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi(content) });
       await untilRunning(a.client, thread.thread_id, run.run_id);
+      return { thread, run };
     } finally {
       other.server.process.kill('SIGCONT');
     }
+  }
+
+  it('keeps renewing the leases of the runs it drains: no other replica executes them again', async () => {
+    // The grace period outlasts the run (8 s) and the lease (2 s) many times over.
+    const a = await server({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '60' });
+    const { thread, run } = await runClaimedBy(a, 'drain');
     const stopped = await terminate(a.server);
     expect(stopped.code).toBe(0);
     expect((await other.client.runs.get(thread.thread_id, run.run_id)).status).toBe('success');
@@ -138,15 +142,7 @@ describe('shutdown', () => {
   it('answers a wait for a run another replica executes with its result, not a 503 the SDK would send again', async () => {
     // One slot, taken by a run of its own: the run it is asked to wait for goes to the other.
     const a = await server({ N_JOBS_PER_WORKER: '1', BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '60' });
-    const own = await a.client.threads.create();
-    other.server.process.kill('SIGSTOP');
-    let busy;
-    try {
-      busy = await a.client.runs.create(own.thread_id, 'slow', { input: hi('own') });
-      await untilRunning(a.client, own.thread_id, busy.run_id);
-    } finally {
-      other.server.process.kill('SIGCONT');
-    }
+    const { thread: own, run: busy } = await runClaimedBy(a, 'own');
     const thread = await a.client.threads.create();
     // No retries, as a client that is not the SDK: a 503 would show as one.
     const once = new Client({
@@ -176,16 +172,7 @@ describe('shutdown', () => {
 
   it('does not count a run handed back at shutdown as an attempt: one handed back and one crash still succeed with 2 attempts allowed', async () => {
     const a = await server({ BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: '0' });
-    const thread = await a.client.threads.create();
-    // The other replica is frozen until the run is running, so that this one claims it.
-    other.server.process.kill('SIGSTOP');
-    let run;
-    try {
-      run = await a.client.runs.create(thread.thread_id, 'slow', { input: hi('attempts') });
-      await untilRunning(a.client, thread.thread_id, run.run_id);
-    } finally {
-      other.server.process.kill('SIGCONT');
-    }
+    const { thread, run } = await runClaimedBy(a, 'attempts');
     // Handed back at once; the other replica, the only one left, takes it (attempt 2)...
     expect((await terminate(a.server)).code).toBe(0);
     await untilRunning(other.client, thread.thread_id, run.run_id);
