@@ -237,6 +237,32 @@ describe('a project module that cannot be loaded', () => {
   });
 });
 
+describe('a project that cannot be loaded under `graphdock dev`', () => {
+  it.each([[[]], [['--no-reload']]])(
+    'ends dev %j with the line and code 1, reloading or not',
+    async (flags) => {
+      const dir = mkdtempSync(join(tmpdir(), 'gd-dev-start-'));
+      const echo = `${join(REPO_ROOT, 'examples', 'graphs', 'echo.ts')}:graph`;
+      writeFileSync(
+        join(dir, 'langgraph.json'),
+        JSON.stringify({ graphs: { echo }, auth: { path: './nope.ts:auth' } }),
+      );
+      const { code, output } = await runCli(
+        ['dev', '--config', join(dir, 'langgraph.json'), '--port', String(await freePort())].concat(
+          flags,
+        ),
+        { DATABASE_URL: db.url },
+      );
+      expect(code).toBe(1);
+      expectCleanFailure(
+        output,
+        /^graphdock: Failed to load auth\.path "\.\/nope\.ts:auth" .*: file not found$/,
+      );
+      rmSync(dir, { recursive: true, force: true });
+    },
+  );
+});
+
 describe('a second `graphdock dev` on the same folder', () => {
   it('is stopped in one line naming the first, and the first goes on', async () => {
     const home = mkdtempSync(join(tmpdir(), 'gd-dev-home-'));
