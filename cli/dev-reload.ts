@@ -1,10 +1,10 @@
 // `graphdock dev` reloads the project when its files change, as `langgraph dev` does. A primary
 // process owns the port and the store (the embedded PostgreSQL survives reloads) and runs the
 // server in a cluster worker. On a change it starts a new worker with the new code; once that one
-// listens on the shared port, the old one drains and stops, so requests keep being answered and a
-// run cut short by the swap is taken over from the durable queue like a run of a replica that
-// stopped. A new worker that fails (a syntax error, a graph that does not compile) is reported and
-// the previous one keeps serving until the next change.
+// listens on the shared port, the old one takes no more connections, finishes its runs and what
+// it was asked, and stops, as a replica does: requests keep being answered, by the new code. A new
+// worker that fails (a syntax error, a graph that does not compile) is reported and the previous
+// one keeps serving until the next change.
 import cluster, { type Worker } from 'node:cluster';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
