@@ -103,9 +103,7 @@ async function runCommand(argv: string[]): Promise<number> {
       try {
         return await (await runtimeCommands()).runDev(options);
       } finally {
-        // Not process.disconnect(), after which Node's cluster ends a worker with code 0: the
-        // primary reads a failed start from the code.
-        cluster.worker?.disconnect();
+        releasePrimary();
       }
     case 'runtime': {
       // With more than one worker this process only supervises them (cli/workers.ts); the
@@ -115,8 +113,7 @@ async function runCommand(argv: string[]): Promise<number> {
       try {
         return await (await runtimeCommands()).runRuntime(options);
       } finally {
-        // A worker's channel to its primary would keep it alive once it has stopped.
-        if (cluster.isWorker) process.disconnect?.();
+        releasePrimary();
       }
     }
     case 'migrate':
@@ -129,6 +126,15 @@ async function runCommand(argv: string[]): Promise<number> {
       process.stderr.write(`graphdock: unknown command "${command}"\n\n${USAGE}`);
       return 2;
   }
+}
+
+/**
+ * In a cluster worker, once its command has ended: its channel to the primary would keep it
+ * alive. Not process.disconnect(), after which Node's cluster ends a worker with code 0 whatever
+ * the command returned, hiding a failure from the primary.
+ */
+function releasePrimary(): void {
+  cluster.worker?.disconnect();
 }
 
 /** `graphdock runtime` with several workers: checks what a single process would, then forks. */
