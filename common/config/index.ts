@@ -113,6 +113,16 @@ export interface ProcessEnv {
   };
 }
 
+/**
+ * The grace a runtime started with `env` gives its runs at shutdown, in seconds, read by the same
+ * rule as at its start (the default for a value it would refuse): the operator sizes pods by it.
+ */
+export function runShutdownGraceSeconds(env: Record<string, string | undefined>): number {
+  const field = EnvSchema.shape.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS;
+  const parsed = field.safeParse(env.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS);
+  return parsed.success ? parsed.data : field.parse(undefined);
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }

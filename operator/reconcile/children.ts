@@ -8,6 +8,7 @@ import type {
   V1Secret,
   V1Service,
 } from '@kubernetes/client-node';
+import { runShutdownGraceSeconds } from '../../common/config/index.js';
 import type { ResourceSpec } from '../../common/resources/index.js';
 import {
   AGENT_DEPLOYMENT,
@@ -28,8 +29,6 @@ import type { AgentDeployment, AgentRevision } from './types.js';
 
 /** Longer than endpoint removal takes to reach kube-proxy. */
 export const SHUTDOWN_DRAIN_SECONDS = 5;
-/** The runtime's BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS when a deployment does not set it. */
-const RUNTIME_SHUTDOWN_GRACE_SECONDS = 180;
 /**
  * What a runtime does after its runs' grace: hand back the runs left (waiting up to 5 s for
  * their writes), finish answers in flight (5 s), close idle connections (2 s), flush webhooks
@@ -44,11 +43,7 @@ const SHUTDOWN_TAIL_SECONDS = 20;
  * towards BG_JOB_MAX_ATTEMPTS where a run handed back does not.
  */
 export function terminationGraceSeconds(env: Record<string, string>): number {
-  const set = env.BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS?.trim();
-  const grace = set && Number.isFinite(Number(set)) && Number(set) >= 0 ? Number(set) : undefined;
-  return Math.ceil(
-    SHUTDOWN_DRAIN_SECONDS + (grace ?? RUNTIME_SHUTDOWN_GRACE_SECONDS) + SHUTDOWN_TAIL_SECONDS,
-  );
+  return Math.ceil(SHUTDOWN_DRAIN_SECONDS + runShutdownGraceSeconds(env) + SHUTDOWN_TAIL_SECONDS);
 }
 
 export interface WorkloadSettings {
