@@ -42,6 +42,14 @@ async function reply(client: Client, assistant: string): Promise<string> {
   return out.reply;
 }
 
+/** What `say` answers once it answers `version`, or at the deadline (30 s). */
+function served(client: Client, version: string): Promise<string> {
+  return until(
+    () => reply(client, 'say'),
+    (r) => r === version,
+  );
+}
+
 async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -117,10 +125,7 @@ describe('graphdock dev, reloading', () => {
       }
     })();
     writeFileSync(join(dir, 'src', 'say.ts'), graphSource('version two'));
-    const seen = await until(
-      () => reply(client, 'say'),
-      (r) => r === 'version two',
-    );
+    const seen = await served(client, 'version two');
     stop = true;
     await asking;
     expect(seen).toBe('version two');
@@ -144,12 +149,7 @@ describe('graphdock dev, reloading', () => {
     expect(log.text).toMatch(/graphdock: Failed to load graph "say" from .*say\.ts/);
     expect(await reply(client, 'say')).toBe('version two');
     writeFileSync(join(dir, 'src', 'say.ts'), graphSource('version three'));
-    expect(
-      await until(
-        () => reply(client, 'say'),
-        (r) => r === 'version three',
-      ),
-    ).toBe('version three');
+    expect(await served(client, 'version three')).toBe('version three');
   });
 
   it('ends a run that was executing when the code changed', async () => {
@@ -163,12 +163,7 @@ describe('graphdock dev, reloading', () => {
     );
     const workersBefore = log.workerPids().length;
     writeFileSync(join(dir, 'src', 'say.ts'), graphSource('version four'));
-    expect(
-      await until(
-        () => reply(client, 'say'),
-        (r) => r === 'version four',
-      ),
-    ).toBe('version four');
+    expect(await served(client, 'version four')).toBe('version four');
     expect(log.workerPids().length).toBeGreaterThan(workersBefore);
     // The swap happened while the run executed: the old server finishes it as it stops, and
     // takes no new request meanwhile (it could not execute a run it accepted).
