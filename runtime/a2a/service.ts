@@ -308,7 +308,7 @@ export class A2aService {
   /** Reads a run's events to its end (immediately for a finished run). */
   private async outcome(runId: string, signal?: AbortSignal): Promise<RunOutcome> {
     const outcome = emptyOutcome();
-    for await (const event of this.deps.events.read(runId, -1, signal, false, true))
+    for await (const event of this.deps.events.read(runId, -1, signal, { wait: true }))
       applyEvent(outcome, event);
     return outcome;
   }

@@ -256,8 +256,7 @@ export class RunEventLog {
     runId: string,
     afterSeq: number,
     signal?: AbortSignal,
-    created = false,
-    wait = false,
+    { created = false, wait = false } = {},
   ): AsyncGenerator<RunEvent> {
     for await (const batch of this.readBatches(runId, afterSeq, signal, { created, wait }))
       yield* batch;

@@ -628,7 +628,10 @@ export class RunService {
   async result(run: RunRow, signal?: AbortSignal, created = false): Promise<unknown> {
     let values: unknown;
     let error: unknown;
-    for await (const event of this.deps.events.read(run.run_id, -1, signal, created, true)) {
+    for await (const event of this.deps.events.read(run.run_id, -1, signal, {
+      created,
+      wait: true,
+    })) {
       if (event.event === 'values') values = event.data;
       if (event.event === 'error') error = event.data;
     }

@@ -40,7 +40,8 @@ export function streamRunEvents(
   return writeSse(
     request,
     reply,
-    (signal) => framesOf(events.read(options.runId, options.afterSeq, signal, options.created)),
+    (signal) =>
+      framesOf(events.read(options.runId, options.afterSeq, signal, { created: options.created })),
     options,
   );
 }

@@ -218,7 +218,7 @@ describe('RunEventLog: a run its reader just created', () => {
     const log = new RunEventLog(store, listening);
     const seen: unknown[] = [];
     const reading = (async () => {
-      for await (const e of log.read('q', -1, undefined, true)) seen.push(e.data);
+      for await (const e of log.read('q', -1, undefined, { created: true })) seen.push(e.data);
     })();
     await new Promise((r) => setTimeout(r, 0));
     // The metadata event came from memory: the table was not read.
