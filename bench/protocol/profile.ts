@@ -177,10 +177,11 @@ async function main() {
     // Warm up (graph loaded, JIT), then measure.
     for (let i = 0; i < 20; i++) await one();
     await new Promise((r) => setTimeout(r, 1500));
-    // The bench's PostgreSQL: its postmaster (by port) and the processes it forked.
+    // The bench's PostgreSQL: its postmaster (by port) and the processes it forked. The watchdog
+    // shell it runs under has the same arguments, so the binary's name tells them apart.
     const port = new URL(server.databaseUrl!).port;
     const postmaster = (_: number, cmd: string) =>
-      cmd.includes(`-p\0${port}\0`) && cmd.includes('postgres');
+      cmd.includes(`-p\0${port}\0`) && /(^|\/)postgres$/.test(cmd.split('\0')[0]!);
     let master = 0;
     cpuMs((pid, cmd) => (postmaster(pid, cmd) ? ((master = pid), true) : false));
     const ppid = (pid: number) =>
