@@ -3,8 +3,14 @@
 // `{}` inside a carried member: checked all the same.
 import type { CarriedFields } from './index.js';
 
-/** A LangGraph `Command`: node names (`goto`) end up in text columns. */
-export const CARRIED_COMMAND: CarriedFields = { '*': true, goto: {} };
+/**
+ * A command's `goto`: node names end up in text columns; a Send's `input` (`{node, input}`, alone
+ * or in a list) reaches the graph.
+ */
+const CARRIED_GOTO: CarriedFields = { input: true, '*': { input: true } };
+
+/** A LangGraph `Command`. */
+export const CARRIED_COMMAND: CarriedFields = { '*': true, goto: CARRIED_GOTO };
 
 /** A run's or assistant's `config`: the checkpoint address in `configurable` is stored as text. */
 export const CARRIED_CONFIG: CarriedFields = {
@@ -22,8 +28,8 @@ export const CARRIED_RUN: CarriedFields = {
 
 /**
  * A thread protocol command (`POST /threads/{id}/commands`, a WebSocket frame): `run.start`'s
- * input and config, `input.respond`'s responses, update and config. Interrupt ids and `goto`
- * are checked.
+ * input and config, `input.respond`'s responses, update, config and Sends. Interrupt ids and
+ * node names are checked.
  */
 export const CARRIED_PROTOCOL_COMMAND: CarriedFields = {
   params: {
@@ -32,5 +38,6 @@ export const CARRIED_PROTOCOL_COMMAND: CarriedFields = {
     response: true,
     responses: { '*': { response: true } },
     update: true,
+    goto: CARRIED_GOTO,
   },
 };

@@ -18,3 +18,4 @@ export {
 } from './introspect.js';
 export { TypedSchemaResolver, schemaTimeoutFrom, type TypedSchemas } from './typed-schemas.js';
 export { registerSdkLogger } from './sdk-logger.js';
+export { CommandGoto, CommandInput, CommandUpdate, toGraphCommand } from './command.js';

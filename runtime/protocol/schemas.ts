@@ -1,6 +1,7 @@
 // The thread protocol's wire shapes: the command envelope, each command's params, and the body
 // of an SSE event stream. One zod schema each, for validation, types and the OpenAPI document.
 import { z } from 'zod';
+import { CommandGoto, CommandUpdate } from '../graphs/index.js';
 
 export const CHANNELS = [
   'values',
@@ -75,8 +76,8 @@ const Response = z.object({
 });
 
 const RespondExtras = {
-  update: z.union([JsonObject, z.array(z.tuple([z.string(), z.unknown()]))]).nullish(),
-  goto: z.unknown().optional(),
+  update: CommandUpdate.nullish(),
+  goto: CommandGoto.nullish(),
   config: JsonObject.nullish(),
   metadata: JsonObject.nullish(),
 };

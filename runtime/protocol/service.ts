@@ -285,7 +285,7 @@ export class ProtocolService {
       command: {
         resume: Object.fromEntries(responses.map((r) => [r.interrupt_id, r.response])),
         ...(update ? { update } : {}),
-        ...(params.goto !== undefined ? { goto: params.goto } : {}),
+        ...(params.goto != null ? { goto: params.goto } : {}),
       },
       config: params.config ?? null,
       metadata: params.metadata ?? null,

@@ -1,6 +1,6 @@
 // Executes one claimed run: builds the graph's config from the assistant and the run, streams
 // the graph, writes every requested event to the run's log, then settles run and thread.
-import { Command, STREAM_EVENTS_V3_MODES, createGraphRunStream } from '@langchain/langgraph';
+import { STREAM_EVENTS_V3_MODES, createGraphRunStream } from '@langchain/langgraph';
 import {
   LeaseLostError,
   isLeaseLost,
@@ -19,7 +19,12 @@ import {
   RUN_FENCE_KEY,
   type CheckpointDeferral,
 } from '../checkpoints/index.js';
-import { executionRuntime, type GraphRegistry } from '../graphs/index.js';
+import {
+  executionRuntime,
+  toGraphCommand,
+  type CommandInput,
+  type GraphRegistry,
+} from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { UNAVAILABLE_RETRY_MS, type RunEventLog, type RunEventWriter } from './event-log.js';
 import type { StreamMode } from './schemas.js';
@@ -34,7 +39,7 @@ type WithTransformers = { streamTransformers?: Parameters<typeof createGraphRunS
 
 export interface RunKwargs {
   input?: unknown;
-  command?: { update?: unknown; resume?: unknown; goto?: unknown } | null;
+  command?: CommandInput | null;
   config?: Record<string, unknown> | null;
   context?: Record<string, unknown> | null;
   stream_mode: StreamMode[];
@@ -251,7 +256,7 @@ export class RunExecutor {
       const input = resuming
         ? null
         : kwargs.command
-          ? new Command(kwargs.command as ConstructorParameters<typeof Command>[0])
+          ? toGraphCommand(kwargs.command)
           : (kwargs.input ?? null);
       const mapper = new StreamEventMapper(
         kwargs.stream_mode,

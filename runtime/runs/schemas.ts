@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
 import { MAX_DELAY_SECONDS } from '../../common/limits/index.js';
+import { CommandInput } from '../graphs/index.js';
 import { THREAD_STREAM_MODES } from './thread-stream.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -39,13 +40,7 @@ const Breakpoints = z.union([z.literal('*'), z.array(z.string())], {
 export const RunCreate = z.object({
   assistant_id: z.string().min(1),
   input: z.unknown().optional(),
-  command: z
-    .object({
-      update: z.unknown().optional(),
-      resume: z.unknown().optional(),
-      goto: z.unknown().optional(),
-    })
-    .nullish(),
+  command: CommandInput.nullish(),
   config: JsonObject.nullish(),
   context: JsonObject.nullish(),
   metadata: JsonObject.nullish(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
 import { MAX_TTL_MINUTES } from '../../common/limits/index.js';
+import { CommandInput } from '../graphs/index.js';
 import { EXTRACTABLE_COLUMNS, MAX_EXTRACT_PATHS, extractRoot } from './extract.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -59,12 +60,6 @@ const Ttl = z.union(
   [Minutes, z.object({ ttl: Minutes, strategy: z.enum(['delete', 'keep_latest']).nullish() })],
   { error: 'Expected minutes, or {"ttl": minutes, "strategy": "delete" or "keep_latest"}' },
 );
-
-const CommandInput = z.object({
-  update: z.unknown().optional(),
-  resume: z.unknown().optional(),
-  goto: z.unknown().optional(),
-});
 
 export const Superstep = z.object({
   updates: z.array(

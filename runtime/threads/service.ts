@@ -11,7 +11,12 @@ import {
 import { AppError, badRequest, conflict, notFound } from '../../common/errors/index.js';
 import type { Logger } from '../../common/logging/index.js';
 import { CHECKPOINT_METADATA_KEY, type CheckpointStore } from '../checkpoints/index.js';
-import { accessRuntime, type AnyGraph, type GraphRegistry } from '../graphs/index.js';
+import {
+  accessRuntime,
+  toGraphCommand,
+  type AnyGraph,
+  type GraphRegistry,
+} from '../graphs/index.js';
 import {
   STATE_BODY_VERSION,
   checkpointRef,
@@ -145,7 +150,12 @@ export class ThreadService {
     for (const step of supersteps) {
       const writes = Object.fromEntries(step.updates.map((u) => [u.as_node, toJson(u.values)]));
       config = await graph.bulkUpdateState(withMetadata(config, { graph_id: graphId, writes }), [
-        { updates: step.updates.map((u) => ({ values: u.values, asNode: u.as_node })) },
+        {
+          updates: step.updates.map((u) => ({
+            values: u.command ? toGraphCommand(u.command) : u.values,
+            asNode: u.as_node,
+          })),
+        },
       ]);
     }
     await this.syncValues(threadId, graph, graphId);

@@ -211,3 +211,74 @@ describe('legacy messages mode with values', () => {
     expect(order).toEqual(['values:1', 'complete:human', 'values:2', 'complete:ai']);
   });
 });
+
+describe('a command steering a run, as the official servers take it', () => {
+  const logOf = async (threadId: string) =>
+    ((await rt.client.threads.getState(threadId)).values as { log: string[] }).log;
+
+  it('resumes and goes to a node or a Send ({node, input}), alone or in a list', async () => {
+    const single = await rt.client.threads.create();
+    await rt.client.runs.wait(single.thread_id, 'router', { input: {} });
+    await rt.client.runs.wait(single.thread_id, 'router', {
+      command: { resume: 'yes', goto: { node: 'visit', input: { label: 'sent' } } },
+    });
+    expect(await logOf(single.thread_id)).toEqual(['begin', 'ask:yes', 'visit:sent']);
+
+    const listed = await rt.client.threads.create();
+    await rt.client.runs.wait(listed.thread_id, 'router', { input: {} });
+    await rt.client.runs.wait(listed.thread_id, 'router', {
+      // A list mixing names and Sends, which the official servers take (the SDK's type does not).
+      command: {
+        resume: 'ok',
+        goto: ['visit', { node: 'visit', input: { label: 'b' } }] as unknown as string[],
+      },
+    });
+    expect((await logOf(listed.thread_id)).sort()).toEqual(
+      ['ask:ok', 'begin', 'visit:b', 'visit:state'].sort(),
+    );
+  });
+
+  it('refuses a goto or update of the wrong shape with 422, before any run exists', async () => {
+    const thread = await rt.client.threads.create();
+    await rt.client.runs.wait(thread.thread_id, 'router', { input: {} });
+    const before = await rt.client.runs.list(thread.thread_id);
+    for (const command of [
+      { goto: 5 },
+      { goto: [{ input: {} }] },
+      { goto: ['visit', null] },
+      { update: 5 },
+      { update: [['log']] },
+    ]) {
+      const res = await rt.http(`/threads/${thread.thread_id}/runs/wait`, {
+        method: 'POST',
+        json: { assistant_id: 'router', command },
+      });
+      expect(res.status, JSON.stringify(command)).toBe(422);
+      const body = (await res.json()) as { detail: { loc: (string | number)[] }[] };
+      expect(body.detail[0]!.loc.slice(0, 3)).toEqual(['body', 'command', Object.keys(command)[0]]);
+    }
+    expect(await rt.client.runs.list(thread.thread_id)).toEqual(before);
+  });
+
+  it("applies a superstep's command when a thread is created with supersteps", async () => {
+    const thread = await rt.client.threads.create({
+      graphId: 'router',
+      supersteps: [
+        {
+          updates: [
+            {
+              values: null,
+              command: { update: { log: ['seeded'], label: 'copied' }, goto: 'visit' },
+              asNode: 'ask',
+            },
+          ],
+        },
+      ],
+    });
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(state.values).toMatchObject({ log: ['seeded'], label: 'copied' });
+    expect(state.next).toEqual(['visit']);
+    await rt.client.runs.wait(thread.thread_id, 'router', { input: null });
+    expect(await logOf(thread.thread_id)).toEqual(['seeded', 'visit:copied']);
+  });
+});

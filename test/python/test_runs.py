@@ -89,6 +89,22 @@ def test_interrupt_and_resume(client: SyncLangGraphClient) -> None:
     assert resumed["approved"] is True
 
 
+def test_resume_with_a_send(client: SyncLangGraphClient) -> None:
+    """`goto` as the SDK's Send ({node, input}): the review ends, then `draft` runs again."""
+    thread = client.threads.create()
+    client.runs.wait(thread["thread_id"], "interrupt", input=said("draft"))
+    send = {"node": "draft", "input": said("again")}
+    result = client.runs.wait(thread["thread_id"], "interrupt", command={"resume": "yes", "goto": send})
+    assert "__error__" not in result
+    assert contents(client.threads.get_state(thread["thread_id"])["values"]) == [
+        "draft",
+        "Draft ready for review.",
+        "Review: yes",
+        "Draft ready for review.",
+    ]
+    assert client.threads.get(thread["thread_id"])["status"] == "interrupted"
+
+
 def test_stream_modes_in_the_official_shapes(client: SyncLangGraphClient) -> None:
     parts = list(client.runs.stream(None, "agent", input=said("hello there"), stream_mode=["messages", "events"]))
     partials = [p.data[0]["content"] for p in parts if p.event == "messages/partial"]

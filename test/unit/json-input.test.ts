@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeJsonText, encodeJsonText, jsonb } from '../../common/db/index.js';
 import {
   CARRIED_PROTOCOL_COMMAND,
+  CARRIED_RUN,
   jsonDepthExceeds,
   mayHoldUnstorable,
   unstorableStrings,
@@ -92,5 +93,21 @@ describe('request JSON limits', () => {
       ['params', 'goto'],
       ['params', 'metadata', 'tag'],
     ]);
+  });
+
+  it("carries a Send's input in a run's goto and checks its node name", () => {
+    const nul = 'a\u0000';
+    const body = {
+      command: {
+        resume: nul,
+        goto: [nul, { node: nul, input: { [nul]: nul } }],
+      },
+    };
+    expect(unstorableStrings(body, CARRIED_RUN).map((f) => f.path)).toEqual([
+      ['command', 'goto', 0],
+      ['command', 'goto', 1, 'node'],
+    ]);
+    const single = { command: { goto: { node: 'n', input: [nul] } } };
+    expect(unstorableStrings(single, CARRIED_RUN)).toEqual([]);
   });
 });
