@@ -1,12 +1,9 @@
 import { z } from 'zod';
+import { GraphConfig } from '../graphs/index.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
 
-export const AssistantConfig = z.looseObject({
-  tags: z.array(z.string()).optional(),
-  recursion_limit: z.number().int().optional(),
-  configurable: JsonObject.optional(),
-});
+export const AssistantConfig = GraphConfig;
 
 export const ASSISTANT_FIELDS = [
   'assistant_id',

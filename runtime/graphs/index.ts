@@ -19,3 +19,4 @@ export {
 export { TypedSchemaResolver, schemaTimeoutFrom, type TypedSchemas } from './typed-schemas.js';
 export { registerSdkLogger } from './sdk-logger.js';
 export { CommandGoto, CommandInput, CommandUpdate, toGraphCommand } from './command.js';
+export { GraphConfig } from './run-config.js';

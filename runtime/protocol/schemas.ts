@@ -1,7 +1,7 @@
 // The thread protocol's wire shapes: the command envelope, each command's params, and the body
 // of an SSE event stream. One zod schema each, for validation, types and the OpenAPI document.
 import { z } from 'zod';
-import { CommandGoto, CommandUpdate } from '../graphs/index.js';
+import { CommandGoto, CommandUpdate, GraphConfig } from '../graphs/index.js';
 
 export const CHANNELS = [
   'values',
@@ -64,7 +64,7 @@ export const MULTITASK = ['reject', 'rollback', 'interrupt', 'enqueue'] as const
 export const RunStartParams = z.looseObject({
   assistant_id: z.string().min(1),
   input: z.unknown().optional(),
-  config: JsonObject.nullish(),
+  config: GraphConfig.nullish(),
   metadata: JsonObject.nullish(),
   multitaskStrategy: z.enum(MULTITASK).nullish(),
 });
@@ -78,7 +78,7 @@ const Response = z.object({
 const RespondExtras = {
   update: CommandUpdate.nullish(),
   goto: CommandGoto.nullish(),
-  config: JsonObject.nullish(),
+  config: GraphConfig.nullish(),
   metadata: JsonObject.nullish(),
 };
 

@@ -186,7 +186,7 @@ export class ProtocolService {
     }
     const params = parsed.data;
     const input = params.input ?? null;
-    const configurable = (params.config?.configurable ?? {}) as Record<string, unknown>;
+    const configurable = params.config?.configurable ?? {};
     const checkpointId =
       typeof configurable.checkpoint_id === 'string' ? configurable.checkpoint_id : undefined;
     const multitaskStrategy = params.multitaskStrategy ?? 'enqueue';

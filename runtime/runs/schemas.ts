@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
 import { MAX_DELAY_SECONDS } from '../../common/limits/index.js';
-import { CommandInput } from '../graphs/index.js';
+import { CommandInput, GraphConfig } from '../graphs/index.js';
 import { THREAD_STREAM_MODES } from './thread-stream.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -41,7 +41,7 @@ export const RunCreate = z.object({
   assistant_id: z.string().min(1),
   input: z.unknown().optional(),
   command: CommandInput.nullish(),
-  config: JsonObject.nullish(),
+  config: GraphConfig.nullish(),
   context: JsonObject.nullish(),
   metadata: JsonObject.nullish(),
   stream_mode: StreamModeInput.nullish(),

@@ -114,7 +114,7 @@ function withHeaders(
   headers: Record<string, string>,
 ): Record<string, unknown> | null {
   if (!Object.keys(headers).length) return config ?? null;
-  const configurable = (config?.configurable as Record<string, unknown> | undefined) ?? {};
+  const configurable = config?.configurable ?? {};
   return { ...(config ?? {}), configurable: { ...headers, ...configurable } };
 }
 

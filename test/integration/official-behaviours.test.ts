@@ -282,3 +282,47 @@ describe('a command steering a run, as the official servers take it', () => {
     expect(await logOf(thread.thread_id)).toEqual(['seeded', 'visit:copied']);
   });
 });
+
+describe('a config of the wrong shape', () => {
+  const bad = [
+    { tags: 'not-a-list' },
+    { recursion_limit: 'abc' },
+    { recursion_limit: 0 },
+    { recursion_limit: 2.5 },
+    { configurable: [1, 2] },
+  ];
+
+  it('is a 422 naming config on runs, crons and assistants, and creates nothing', async () => {
+    const thread = await rt.client.threads.create();
+    for (const config of bad) {
+      const field = Object.keys(config)[0]!;
+      for (const [path, body] of [
+        [`/threads/${thread.thread_id}/runs`, { assistant_id: 'echo', input: hi('x'), config }],
+        ['/runs/wait', { assistant_id: 'echo', input: hi('x'), config }],
+        ['/runs/crons', { assistant_id: 'echo', schedule: '0 0 * * *', config }],
+        ['/assistants', { graph_id: 'echo', config }],
+      ] as const) {
+        const res = await rt.http(path, { method: 'POST', json: body });
+        expect(res.status, `${path} ${JSON.stringify(config)}`).toBe(422);
+        const detail = ((await res.json()) as { detail: { loc: string[] }[] }).detail;
+        expect(detail[0]!.loc.slice(0, 3)).toEqual(['body', 'config', field]);
+      }
+    }
+    expect(await rt.client.runs.list(thread.thread_id)).toEqual([]);
+    expect(await rt.client.crons.search({ limit: 100 })).toEqual([]);
+  });
+
+  it('is invalid_argument for a protocol run.start', async () => {
+    const thread = await rt.client.threads.create();
+    const res = await rt.http(`/threads/${thread.thread_id}/commands`, {
+      method: 'POST',
+      json: {
+        id: 1,
+        method: 'run.start',
+        params: { assistant_id: 'echo', input: hi('x'), config: { recursion_limit: 0 } },
+      },
+    });
+    expect(await res.json()).toMatchObject({ type: 'error', error: 'invalid_argument' });
+    expect(await rt.client.runs.list(thread.thread_id)).toEqual([]);
+  });
+});
