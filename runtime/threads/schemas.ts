@@ -141,11 +141,20 @@ export const StateUpdate = z.object({
   checkpoint: CheckpointSelector.nullish(),
 });
 
-/** `before` arrives as a checkpoint id, a checkpoint, or a RunnableConfig depending on the SDK. */
+/**
+ * `before` arrives as a checkpoint id, a checkpoint, or a RunnableConfig depending on the SDK. A
+ * RunnableConfig is unwrapped first: as one more union member, a bad id in its `configurable`
+ * was dropped with the rest of it, and the history read from the newest checkpoint.
+ */
 const BeforeSelector = z.union([
   CheckpointId,
-  z.object({ configurable: CheckpointSelector }).transform((c) => c.configurable),
-  CheckpointSelector,
+  z.preprocess(
+    (v) =>
+      v !== null && typeof v === 'object' && 'configurable' in v
+        ? (v as { configurable: unknown }).configurable
+        : v,
+    CheckpointSelector,
+  ),
 ]);
 
 export const HistoryBody = z.object({

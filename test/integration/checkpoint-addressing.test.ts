@@ -55,6 +55,13 @@ describe('a checkpoint id that cannot be one', () => {
       ],
       ['/state', { values: hi('two'), checkpoint_id: 'garbage' }, ['body', 'checkpoint_id']],
       ['/history', { before: 'garbage' }, ['body', 'before']],
+      // The Python SDK's form (a RunnableConfig) and the JS SDK's (a checkpoint).
+      [
+        '/history',
+        { before: { configurable: { checkpoint_id: 'garbage' } } },
+        ['body', 'before', 'checkpoint_id'],
+      ],
+      ['/history', { before: { checkpoint_id: 'garbage' } }, ['body', 'before', 'checkpoint_id']],
     ];
     for (const [path, body, loc] of bodies) {
       const { detail } = await refused(thread, path, body, 422);
