@@ -521,6 +521,31 @@ describe('thread protocol through the official JS SDK', () => {
       [{ id: 8, method: 'subscription.reconnect', params: {} }, 'not_supported'],
       [{ id: 9, method: 'agent.getTree', params: {} }, 'no_such_run'],
       [{ id: 10, method: 'state.fork', params: {} }, 'unknown_command'],
+      // A goto or update of a shape LangGraph cannot take (see official-behaviours.test.ts).
+      [
+        { id: 14, method: 'input.respond', params: { interrupt_id: 'i', response: 1, goto: 5 } },
+        'invalid_argument',
+      ],
+      [
+        {
+          id: 15,
+          method: 'input.respond',
+          params: { interrupt_id: 'i', response: 1, goto: [{ input: {} }] },
+        },
+        'invalid_argument',
+      ],
+      [
+        { id: 16, method: 'input.respond', params: { interrupt_id: 'i', response: 1, update: 5 } },
+        'invalid_argument',
+      ],
+      [
+        {
+          id: 17,
+          method: 'run.start',
+          params: { assistant_id: 'agent', config: { recursion_limit: 0 } },
+        },
+        'invalid_argument',
+      ],
     ];
     for (const [body, error] of cases) {
       const res = await command(a.url, threadId, body);
