@@ -2,6 +2,7 @@
 // `{"detail": [{loc, msg, type}]}`.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DATABASE_UNAVAILABLE, isUnavailable } from '../../common/db/index.js';
 import { AppError, validationIssues, type ValidationEntry } from '../../common/errors/index.js';
 import { KubeApiError } from '../kube/index.js';
 
@@ -54,6 +55,11 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     return reply
       .code(422)
       .send({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }] });
+  // A restart or failover of PostgreSQL: clients (and the LangSmith SDKs sending traces) retry.
+  if (isUnavailable(error)) {
+    request.log.warn({ err: error }, 'request refused: database unavailable');
+    return reply.code(503).header('retry-after', '1').send({ detail: DATABASE_UNAVAILABLE });
+  }
   const status =
     error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status >= 500) {

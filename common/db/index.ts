@@ -31,7 +31,12 @@ export {
   startWait,
   type StartWait,
 } from './first-connection.js';
-export { isUnavailable, retryWhileUnavailable, type RetryOptions } from './unavailable.js';
+export {
+  DATABASE_UNAVAILABLE,
+  isUnavailable,
+  retryWhileUnavailable,
+  type RetryOptions,
+} from './unavailable.js';
 export {
   EmbeddedPostgresError,
   startPostgresServer,

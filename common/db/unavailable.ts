@@ -13,6 +13,9 @@ const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 
 /** pg's own errors for a connection that broke, which carry no code. */
 const BROKEN = /Connection terminated|connection error and is not queryable|Client was closed/;
 
+/** What a request that found the database away is told (HTTP 503, a protocol error envelope). */
+export const DATABASE_UNAVAILABLE = 'The database is unavailable; retry shortly';
+
 /** Whether `err` says the database is unreachable, rather than that the statement failed. */
 export function isUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;

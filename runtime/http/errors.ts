@@ -1,6 +1,7 @@
 // The one place where errors become HTTP responses: `{"detail": ...}` like the official server.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DATABASE_UNAVAILABLE, isUnavailable } from '../../common/db/index.js';
 import { AppError, validationIssues } from '../../common/errors/index.js';
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
@@ -18,6 +19,11 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return reply.code(413).send({ detail: 'Request body is too large' });
+  }
+  // A restart or failover of PostgreSQL: the SDKs retry a 503, and Retry-After says when.
+  if (isUnavailable(error)) {
+    request.log.warn({ err: error }, 'request refused: database unavailable');
+    return reply.code(503).header('retry-after', '1').send({ detail: DATABASE_UNAVAILABLE });
   }
   const status =
     error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;

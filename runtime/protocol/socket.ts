@@ -6,6 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
+import { DATABASE_UNAVAILABLE, isUnavailable } from '../../common/db/index.js';
 import { AppError } from '../../common/errors/index.js';
 import {
   CARRIED_PROTOCOL_COMMAND,
@@ -152,7 +153,10 @@ export function openSession(
         );
       else if (err instanceof Error && err.name === 'ZodError')
         send(errorEnvelope(command.id, invalidArgument(`${command.method}: invalid params`)));
-      else {
+      else if (isUnavailable(err)) {
+        log.warn({ err, thread_id: threadId }, 'protocol command refused: database unavailable');
+        send(errorEnvelope(command.id, new ProtocolError('unknown_error', DATABASE_UNAVAILABLE)));
+      } else {
         log.error({ err, thread_id: threadId }, 'protocol command failed');
         send(errorEnvelope(command.id, new ProtocolError('unknown_error', 'command failed')));
       }
