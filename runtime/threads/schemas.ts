@@ -149,10 +149,7 @@ export const StateUpdate = z.object({
 const BeforeSelector = z.union([
   CheckpointId,
   z.preprocess(
-    (v) =>
-      v !== null && typeof v === 'object' && 'configurable' in v
-        ? (v as { configurable: unknown }).configurable
-        : v,
+    (v) => (v !== null && typeof v === 'object' && 'configurable' in v ? v.configurable : v),
     CheckpointSelector,
   ),
 ]);

@@ -15,7 +15,8 @@ async function answer(handler: Handler, thrown: unknown) {
   });
   const res = await app.inject({ method: 'GET', url: '/' });
   await app.close();
-  return { status: res.statusCode, retryAfter: res.headers['retry-after'], body: res.json() };
+  const body: unknown = res.json();
+  return { status: res.statusCode, retryAfter: res.headers['retry-after'], body };
 }
 
 const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
