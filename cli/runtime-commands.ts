@@ -47,14 +47,19 @@ interface ServeSettings {
   onStop?: () => Promise<void>;
   /** On the stop signal, take no new connection (a dev worker: another one has the port). */
   handOverPort?: boolean;
+  /** `graphdock dev`: say where Studio and the API docs open this server, as `langgraph dev` does. */
+  announceStudio?: boolean;
 }
+
+/** LangSmith Studio, pointed at a server the browser reaches at `address`. */
+const studioUrl = (address: string) => `https://smith.langchain.com/studio?baseUrl=${address}`;
 
 async function serve(
   runtime: Runtime,
   port: number,
   host: string,
   logger: Logger,
-  { drainMs, idleTrimSeconds, onStop, handOverPort }: ServeSettings,
+  { drainMs, idleTrimSeconds, onStop, handOverPort, announceStudio }: ServeSettings,
 ) {
   let address: string;
   try {
@@ -64,7 +69,10 @@ async function serve(
     await runtime.close();
     throw listenFailure(err, port, host);
   }
-  logger.info({ address }, 'listening');
+  logger.info(
+    announceStudio ? { address, studio: studioUrl(address), docs: `${address}/docs` } : { address },
+    'listening',
+  );
   const idleTrim = startIdleTrim({ idleSeconds: idleTrimSeconds, logger });
   const signal = await shutdownSignal();
   idleTrim.stop();
@@ -154,6 +162,7 @@ export async function runDev(options: ServeOptions): Promise<number> {
       // Replaced by a reload, new requests go to the new worker: one accepted here meanwhile
       // (a run to wait for) could only be handed over when this one stops.
       handOverPort: worker,
+      announceStudio: true,
     });
   } catch (err) {
     await embedded?.stop();

@@ -34,8 +34,19 @@ describe('graphdock dev on the embedded store', () => {
     });
     expect(await server.stop()).toBe(0);
 
-    server = await startServer({ command: 'dev', env });
+    server = await startServer({ command: 'dev', env: { ...env, LOG_LEVEL: 'info' } });
     try {
+      // As `langgraph dev`, it says where Studio and the API docs open it.
+      const listening = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"listening"'))
+        .map((line) => JSON.parse(line) as { studio?: string; docs?: string })[0];
+      expect(listening).toMatchObject({
+        studio: `https://smith.langchain.com/studio?baseUrl=${server.url}`,
+        docs: `${server.url}/docs`,
+      });
+      expect((await fetch(listening!.docs!)).status).toBe(200);
       const again = new Client({ apiUrl: server.url, apiKey: null });
       const fetched = await again.threads.get(thread.thread_id);
       expect(fetched.metadata).toEqual({ graph_id: 'echo', note: 'embedded' });
