@@ -38,6 +38,10 @@ Options:
   --workers <n>     runtime: server processes sharing the port, each its own replica
                     (default: $GRAPHDOCK_WORKERS or 1)
   --no-reload       dev: do not restart the server when the project's files change
+  --n-jobs-per-worker <n>
+                    dev, runtime: runs executed at once per process ($N_JOBS_PER_WORKER)
+  --no-browser      dev: accepted as \`langgraph dev\` takes it (graphdock dev opens no browser;
+                    its log gives the Studio link)
   -h, --help        show this help
 `;
 
@@ -75,6 +79,8 @@ async function runCommand(argv: string[]): Promise<number> {
       host: { type: 'string' },
       workers: { type: 'string' },
       'no-reload': { type: 'boolean' },
+      'n-jobs-per-worker': { type: 'string' },
+      'no-browser': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -92,6 +98,26 @@ async function runCommand(argv: string[]): Promise<number> {
   if (workers !== undefined && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
     process.stderr.write(`graphdock: --workers must be from 1 to 64, got "${values.workers}"\n`);
     return 2;
+  }
+  if (values['no-browser'] && command !== 'dev') {
+    process.stderr.write(`graphdock: --no-browser is an option of dev only\n`);
+    return 2;
+  }
+  const jobs = values['n-jobs-per-worker'];
+  if (jobs !== undefined) {
+    if (command !== 'dev' && command !== 'runtime') {
+      process.stderr.write(`graphdock: --n-jobs-per-worker is an option of dev and runtime only\n`);
+      return 2;
+    }
+    if (!/^\d{1,6}$/.test(jobs)) {
+      process.stderr.write(
+        `graphdock: --n-jobs-per-worker must be a whole number, got "${jobs}"\n`,
+      );
+      return 2;
+    }
+    // The setting's own variable: checked where the environment is read, and inherited by the
+    // processes a reloading dev or a multi-worker runtime forks.
+    process.env.N_JOBS_PER_WORKER = jobs;
   }
   const options = { config: values.config ?? 'langgraph.json', port, host: values.host };
   switch (command) {

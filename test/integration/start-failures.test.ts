@@ -288,3 +288,28 @@ describe('a second `graphdock dev` on the same folder', () => {
     }
   });
 });
+
+describe("langgraph dev's own flags", () => {
+  it('are taken by graphdock dev: --no-browser, and --n-jobs-per-worker as N_JOBS_PER_WORKER', async () => {
+    const server = await startServer({
+      command: 'dev',
+      databaseUrl: db.url,
+      extraArgs: ['--no-browser', '--n-jobs-per-worker', '0'],
+    });
+    try {
+      expect(server.output()).toMatch(/N_JOBS_PER_WORKER=0: this process executes no runs/);
+      expect((await fetch(`${server.url}/ok`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('are refused with one line when malformed or given to another command', async () => {
+    const bad = await runCli(['dev', '--n-jobs-per-worker', 'ten']);
+    expect(bad.code).toBe(2);
+    expectCleanFailure(bad.output, /--n-jobs-per-worker must be a whole number, got "ten"/);
+    const elsewhere = await runCli(['migrate', '--no-browser']);
+    expect(elsewhere.code).toBe(2);
+    expectCleanFailure(elsewhere.output, /--no-browser is an option of dev only/);
+  });
+});
