@@ -4,6 +4,7 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DATABASE_UNAVAILABLE, isUnavailable } from '../../common/db/index.js';
 import { READ_FAILED, type RunEventLog } from './event-log.js';
 import { dataJson, type RunEvent } from './store.js';
 
@@ -59,9 +60,16 @@ export function hookHeaders(reply: FastifyReply): OutgoingHttpHeaders {
   return reply.getHeaders() as OutgoingHttpHeaders;
 }
 
-/** The `error` event that ends a stream whose source failed (its log could not be read). */
+/**
+ * The `error` event that ends a stream whose source failed (its log could not be read). A
+ * database that is away is said so, not with the driver's message (it names the server's address).
+ */
 function errorFrame(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = isUnavailable(err)
+    ? DATABASE_UNAVAILABLE
+    : err instanceof Error
+      ? err.message
+      : String(err);
   const data = JSON.stringify({ error: READ_FAILED, message: `stream read failed: ${message}` });
   return `event: error\ndata: ${data}\n\n`;
 }
