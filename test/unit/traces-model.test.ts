@@ -121,13 +121,22 @@ describe('multipart ingest body', () => {
       part(`post.${'1'.repeat(8)}.inputs`, { q: 1 }) +
         part(`post.${'1'.repeat(8)}`, { name: 'r', inputs: 'stale' }) +
         part(`patch.${'2'.repeat(8)}.outputs`, { a: 2 }) +
-        part('feedback.x', {}) +
+        part('feedback.x', { key: 'k', id: 'other' }) +
+        part('attachment.x.file', {}) +
         `--${b}--\r\n`,
     );
     const parsed = parseMultipartRuns(body, b);
     expect(parsed.post).toEqual([{ id: '11111111', name: 'r', inputs: { q: 1 } }]);
     expect(parsed.patch).toEqual([{ id: '22222222', outputs: { a: 2 } }]);
+    // A feedback part is kept, its id the part's; attachments are not.
+    expect(parsed.feedback).toEqual([{ id: 'x', key: 'k' }]);
     expect(parsed.ignored).toBe(1);
+    expect(() =>
+      parseMultipartRuns(Buffer.from(part('feedback.x.y', {}) + `--${b}--\r\n`), b),
+    ).toThrow(/malformed/);
+    expect(() =>
+      parseMultipartRuns(Buffer.from(part('feedback.x', [1]) + `--${b}--\r\n`), b),
+    ).toThrow(/not an object/);
   });
 });
 
