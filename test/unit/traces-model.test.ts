@@ -2,7 +2,8 @@
 // from a run a client sent without trace_id or dotted_order, the multipart body and filters.
 import { describe, expect, it } from 'vitest';
 import { SqlParams } from '../../common/db/index.js';
-import { resolveTracingTarget } from '../../traces/index.js';
+import { isFeedbackTokenUse, resolveTracingTarget } from '../../traces/index.js';
+import { isOpenTraceRoute } from '../../runtime/http/auth.js';
 import { compileFilter } from '../../traces/filter.js';
 import { dottedStamp, toRecord, usageOfOutputs } from '../../traces/model.js';
 import { parseMultipartRuns } from '../../traces/multipart.js';
@@ -151,5 +152,20 @@ describe('filter language', () => {
     expect(sql).toContain('r.run_type =');
     expect(params.values).toEqual([['t-1'], 'thread_id', 'llm', 10]);
     expect(() => compileFilter('eq(nonsense, 1)', new SqlParams())).toThrow(/unsupported/);
+  });
+});
+
+describe('presigned feedback token routes', () => {
+  const id = '0b7c7a5e-2f44-4d7e-9d1e-6a0f3c1d2e4f';
+  it('opens only the GET and POST of a token URL, under the mount prefix', () => {
+    expect(isFeedbackTokenUse('GET', `/api/v1/feedback/tokens/${id}`)).toBe(true);
+    expect(isFeedbackTokenUse('POST', `/api/v1/feedback/tokens/${id}`)).toBe(true);
+    expect(isFeedbackTokenUse('DELETE', `/api/v1/feedback/tokens/${id}`)).toBe(false);
+    expect(isFeedbackTokenUse('POST', '/api/v1/feedback/tokens')).toBe(false);
+    expect(isFeedbackTokenUse('GET', `/api/v1/feedback/tokens/${id}/x`)).toBe(false);
+    expect(isFeedbackTokenUse('GET', `/api/v1/feedback/${id}`)).toBe(false);
+    expect(isOpenTraceRoute('GET', `/p/api/v1/feedback/tokens/${id}`, '/p')).toBe(true);
+    expect(isOpenTraceRoute('GET', `/api/v1/feedback/tokens/${id}`, '/p')).toBe(false);
+    expect(isOpenTraceRoute('GET', `/api/v1/feedback/tokens/${id}`, '')).toBe(true);
   });
 });
