@@ -137,6 +137,8 @@ const Many = <T extends z.ZodType>(item: T) =>
 export const FeedbackQuery = z.object({
   run: Many(Uuid).optional(),
   key: Many(Text.min(1)).optional(),
+  /** `feedback_source.type`: `api`, `model`, `app`… */
+  source: Many(Text.min(1)).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -152,7 +154,8 @@ const TokenCreate = z.looseObject({
       minutes: z.number().min(0).max(5256000).optional(),
     })
     .nullish(),
-  expires_at: z.iso.datetime({ offset: true }).nullish(),
+  // Python's SDK may send a naive isoformat(): read as UTC, as run times are.
+  expires_at: z.iso.datetime({ offset: true, local: true }).nullish(),
   feedback_config: z.unknown().optional(),
 });
 export type TokenCreate = z.infer<typeof TokenCreate>;

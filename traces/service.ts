@@ -300,11 +300,11 @@ export class TraceService {
 
   listFeedback(
     tenantId: string,
-    q: { run?: string[]; key?: string[]; limit: number; offset: number },
+    q: { run?: string[]; key?: string[]; source?: string[]; limit: number; offset: number },
   ): Promise<StoredFeedback[]> {
     return this.store.listFeedback(
       tenantId,
-      { runs: q.run?.map((id) => id.toLowerCase()), keys: q.key },
+      { runs: q.run?.map((id) => id.toLowerCase()), keys: q.key, sources: q.source },
       q.limit,
       q.offset,
     );
@@ -411,9 +411,11 @@ function feedbackRecord(body: FeedbackCreate): FeedbackRecord {
 /** A token's expiry: `expires_at`, else now plus `expires_in`, else the default. */
 function tokenExpiry(body: TokenCreate, now: number, loc: number[]): string {
   if (body.expires_at) {
-    const at = Date.parse(body.expires_at);
-    if (at <= now) throw invalid(['body', ...loc, 'expires_at'], 'expires_at is in the past');
-    return new Date(at).toISOString();
+    // The text goes to the store as sent, so its microseconds are kept.
+    const at = wireTime(body.expires_at)!;
+    if (Date.parse(at) <= now)
+      throw invalid(['body', ...loc, 'expires_at'], 'expires_at is in the past');
+    return at;
   }
   const { days = 0, hours = 0, minutes = 0 } = body.expires_in ?? {};
   const ms = ((days * 24 + hours) * 60 + minutes) * 60_000;

@@ -626,10 +626,10 @@ export class TraceStore {
     return rows[0];
   }
 
-  /** Feedback of any of `runs` with any of `keys` (either may be absent), newest first. */
+  /** Feedback of any of `runs` with any of `keys` and `sources` (each optional), newest first. */
   async listFeedback(
     tenantId: string,
-    filter: { runs?: string[]; keys?: string[] },
+    filter: { runs?: string[]; keys?: string[]; sources?: string[] },
     limit: number,
     offset: number,
   ): Promise<StoredFeedback[]> {
@@ -637,6 +637,8 @@ export class TraceStore {
     const c = [`tenant_id = ${params.add(tenantId)}`];
     if (filter.runs?.length) c.push(`run_id = ANY(${params.add(filter.runs)}::uuid[])`);
     if (filter.keys?.length) c.push(`key = ANY(${params.add(filter.keys)}::text[])`);
+    if (filter.sources?.length)
+      c.push(`feedback_source->>'type' = ANY(${params.add(filter.sources)}::text[])`);
     const { rows } = await this.pool.query<StoredFeedback>(
       `SELECT ${FEEDBACK_SELECT} FROM trace_feedback ${whereClause(c)}
         ORDER BY created_at DESC, id LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,

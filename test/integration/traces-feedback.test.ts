@@ -285,6 +285,12 @@ describe('feedback in the trace store, with the official SDK', () => {
     });
     const stored = await collect(ls.listFeedback({ runIds: [run.id], feedbackKeys: ['thumbs'] }));
     expect(stored).toHaveLength(2);
+    expect(
+      await collect(ls.listFeedback({ runIds: [run.id], feedbackSourceTypes: ['app'] })),
+    ).toHaveLength(2);
+    expect(
+      await collect(ls.listFeedback({ runIds: [run.id], feedbackSourceTypes: ['api'] })),
+    ).toEqual([]);
     expect((await ls.readRun(run.id)).feedback_stats).toEqual({
       thumbs: { n: 2, avg: 0.5, values: { meh: 1 } },
     });
@@ -334,6 +340,13 @@ describe('feedback in the trace store, with the official SDK', () => {
       json: { run_id: run.id, feedback_key: 'a', expires_at: '2020-01-01T00:00:00Z' },
     });
     expect(past.status).toBe(422);
+    // A naive time (Python's isoformat()) is UTC.
+    const naive = new Date(Date.now() + 3_600_000).toISOString().replace('Z', '123');
+    const fromPython = await http('/feedback/tokens', {
+      method: 'POST',
+      json: { run_id: run.id, feedback_key: 'a', expires_at: naive },
+    });
+    expect(((await fromPython.json()) as { expires_at: string }).expires_at).toBe(`${naive}Z`);
     // Creating a token needs a key; a token's URL opens nothing else.
     expect(
       (
