@@ -164,7 +164,7 @@ const FEEDBACK_SELECT = `id::text, run_id::text, trace_id::text, session_id::tex
  * Stores feedback, a repeated id (an SDK's retry) updating its row. A feedback that names no
  * trace or project takes its run's when the run is stored already.
  */
-const UPSERT_FEEDBACK = `INSERT INTO trace_feedback AS t (tenant_id, id, run_id, trace_id,
+const UPSERT_FEEDBACK = `INSERT INTO trace_feedback (tenant_id, id, run_id, trace_id,
     session_id, key, score, value, comment, correction, feedback_source, created_at)
   SELECT $1, f.id, f.run_id, coalesce(f.trace_id, r.trace_id), coalesce(f.session_id, r.session_id),
          f.key, f.score, f.value, f.comment, f.correction, f.feedback_source,
@@ -586,16 +586,16 @@ export class TraceStore {
   }
 
   /**
-   * Deletes up to `limit` feedback older than their workspace's retention: feedback of runs that
-   * never arrived (the runs' own feedback goes with them), and tokens a day past their expiry
-   * (until then a use is told the token expired rather than unknown).
+   * Deletes up to `limit` feedback stored (or last updated) longer ago than their workspace's
+   * retention: feedback of runs that never arrived, as the runs' own feedback goes with them. And
+   * tokens a day past their expiry (until then a use is told the token expired, not unknown).
    */
   async deleteStaleFeedback(defaultDays: number, limit: number): Promise<number> {
     const { rows } = await this.pool.query<{ n: number }>(
       `WITH doomed AS (
          SELECT f.tenant_id, f.id FROM trace_feedback f
            LEFT JOIN trace_retention t ON t.tenant_id = f.tenant_id
-          WHERE f.created_at < now() - make_interval(days => coalesce(t.ttl_days, $1::int))
+          WHERE f.modified_at < now() - make_interval(days => coalesce(t.ttl_days, $1::int))
           LIMIT $2),
        feedback AS (
          DELETE FROM trace_feedback x USING doomed d

@@ -442,16 +442,26 @@ describe('feedback in the trace store, with the official SDK', () => {
     const theirs = client(team.key);
     for (const id of [ancient, old, recent])
       await theirs.createFeedback(id, 'k', { score: 1, sessionId: randomUUID() });
-    // Feedback on a run that never arrived goes once older than the retention.
+    // Feedback on a run that never arrived goes once stored longer ago than the retention.
     const orphan = await http('/feedback', {
       method: 'POST',
       key: team.key,
-      json: { run_id: never, key: 'k', created_at: daysAgo(8) },
+      json: { run_id: never, key: 'k' },
     });
     expect(orphan.status).toBe(200);
+    await api.pool.query(
+      "UPDATE trace_feedback SET modified_at = now() - interval '8 days' WHERE run_id = $1",
+      [never],
+    );
+    // A client's own created_at does not make feedback stale.
+    await http('/feedback', {
+      method: 'POST',
+      key: team.key,
+      json: { run_id: recent, key: 'old-stamp', created_at: daysAgo(30) },
+    });
     const sweeper = await createTraceService(api.pool, createLogger({ level: 'silent' }));
     await sweeper.sweepExpired();
     const left = await collect(theirs.listFeedback({ runIds: [ancient, old, recent, never] }));
-    expect(left.map((f) => f.run_id)).toEqual([recent]);
+    expect(left.map((f) => f.run_id)).toEqual([recent, recent]);
   });
 });

@@ -18,9 +18,10 @@ CREATE TABLE trace_feedback (
   modified_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (tenant_id, id)
 );
--- Reads by run (feedback_stats of run reads, listFeedback) and the sweep's cleanup by age.
+-- Reads by run (feedback_stats of run reads, listFeedback); the sweep's cleanup by the time the
+-- store last wrote a feedback (created_at is the client's to set).
 CREATE INDEX trace_feedback_run ON trace_feedback (tenant_id, run_id, key);
-CREATE INDEX trace_feedback_created ON trace_feedback (created_at);
+CREATE INDEX trace_feedback_modified ON trace_feedback (modified_at);
 
 -- Presigned feedback tokens: whoever holds one may record feedback of one key on one run, without
 -- an API key, until it expires. The id is the secret (random, looked up without a tenant).
