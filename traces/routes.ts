@@ -29,6 +29,7 @@ import {
   TokenCreateBody,
   TokenFeedback,
   TokenFeedbackQuery,
+  TokenListQuery,
   TokenParams,
   UpsertQuery,
 } from './schemas.js';
@@ -209,16 +210,16 @@ export function traceRoutes(
       (req) => service.getFeedback(tenantOf(req), req.params.feedback_id),
     );
     app.post(FEEDBACK_TOKENS, { schema: { ...hide, body: TokenCreateBody } }, async (req) => {
-      // The token's URL is where this request came (its host, scheme and mount prefix); a proxy's
-      // X-Forwarded-* count only where the app trusts proxies (fastify's trustProxy).
-      const base = `${req.protocol}://${req.host}${(req.url.split('?')[0] ?? '').replace(/\/+$/, '')}`;
       const tokens = await service.createFeedbackTokens(
         tenantOf(req),
         Array.isArray(req.body) ? req.body : [req.body],
-        (id) => `${base}/${id}`,
+        tokenUrl(req),
       );
       return Array.isArray(req.body) ? tokens : tokens[0];
     });
+    app.get(FEEDBACK_TOKENS, { schema: { ...hide, querystring: TokenListQuery } }, (req) =>
+      service.listFeedbackTokens(tenantOf(req), req.query, tokenUrl(req)),
+    );
     // The uses of a presigned token: no key, the token names the workspace, run and key.
     app.get(
       `${FEEDBACK_TOKENS}/:token`,
@@ -249,6 +250,16 @@ export function traceRoutes(
       service.setRetention(tenantOf(req), req.body.ttl_days),
     );
   };
+}
+
+/**
+ * A token's URL, made from a request to `/feedback/tokens`: where that request came (its scheme,
+ * host and mount prefix). A proxy's X-Forwarded-* count only where the app trusts proxies
+ * (fastify's trustProxy), which the api and the runtime do not.
+ */
+function tokenUrl(req: FastifyRequest): (id: string) => string {
+  const path = (req.url.split('?')[0] ?? '').replace(/\/+$/, '');
+  return (id) => `${req.protocol}://${req.host}${path}/${id}`;
 }
 
 /** A query value that is JSON (an object, a number) as that value, else as the text it is. */

@@ -164,6 +164,13 @@ export const TokenCreateBody = z.union([TokenCreate, z.array(TokenCreate).min(1)
 
 export const TokenParams = z.object({ token: Uuid });
 
+/** `listPresignedFeedbackTokens`: a run's tokens. */
+export const TokenListQuery = z.object({
+  run_id: Uuid,
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
 /** Feedback through a presigned token: the URL's query (GET) or a JSON body (POST). */
 export const TokenFeedback = z.looseObject({
   score: Score,

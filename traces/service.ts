@@ -331,6 +331,21 @@ export class TraceService {
     return tokens.map((t) => ({ id: t.id, url: urlOf(t.id), expires_at: expiry.get(t.id)! }));
   }
 
+  /** A run's presigned tokens (`listPresignedFeedbackTokens`), with their URLs. */
+  async listFeedbackTokens(
+    tenantId: string,
+    q: { run_id: string; limit: number; offset: number },
+    urlOf: (id: string) => string,
+  ): Promise<{ id: string; url: string; expires_at: string }[]> {
+    const rows = await this.store.listFeedbackTokens(
+      tenantId,
+      q.run_id.toLowerCase(),
+      q.limit,
+      q.offset,
+    );
+    return rows.map((r) => ({ id: r.id, url: urlOf(r.id), expires_at: r.expires_at }));
+  }
+
   /** Records one feedback through a presigned token, for its run and key, in its workspace. */
   async feedbackWithToken(tokenId: string, body: TokenFeedback): Promise<StoredFeedback> {
     const token = await this.store.feedbackToken(tokenId.toLowerCase());

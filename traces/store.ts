@@ -662,6 +662,21 @@ export class TraceStore {
     return rows;
   }
 
+  /** A run's presigned tokens, newest first. */
+  async listFeedbackTokens(
+    tenantId: string,
+    runId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ id: string; expires_at: string }[]> {
+    const { rows } = await this.pool.query<{ id: string; expires_at: string }>(
+      `SELECT id::text, ${iso('expires_at')} AS expires_at FROM trace_feedback_tokens
+        WHERE tenant_id = $1 AND run_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+      [tenantId, runId, limit, offset],
+    );
+    return rows;
+  }
+
   /** A presigned token by its id (any workspace's: the id is the secret). */
   async feedbackToken(id: string): Promise<FeedbackToken | undefined> {
     const { rows } = await this.pool.query<FeedbackToken>(

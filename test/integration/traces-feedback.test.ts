@@ -334,6 +334,12 @@ describe('feedback in the trace store, with the official SDK', () => {
       })
     ).json()) as { id: string; url: string }[];
     expect(many).toHaveLength(2);
+    // listPresignedFeedbackTokens: the run's tokens, with their URLs.
+    const listed = await collect(ls.listPresignedFeedbackTokens(run.id));
+    expect(listed.map((t) => t.id).sort()).toEqual(
+      [token.id, short.id, dated.id, ...many.map((t) => t.id)].sort(),
+    );
+    expect(listed.find((t) => t.id === token.id)!.url).toBe(token.url);
     expect(many[1]!.url).toBe(`${api.endpoint}/feedback/tokens/${many[1]!.id}`);
     const past = await http('/feedback/tokens', {
       method: 'POST',

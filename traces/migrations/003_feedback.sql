@@ -34,3 +34,4 @@ CREATE TABLE trace_feedback_tokens (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX trace_feedback_tokens_expires ON trace_feedback_tokens (expires_at);
+CREATE INDEX trace_feedback_tokens_run ON trace_feedback_tokens (tenant_id, run_id);
