@@ -18,7 +18,12 @@ export { compileFilter } from './filter.js';
 export type { ExportedRun } from './model.js';
 export { EXPORT_CSV } from './model.js';
 export type { ExportQuery } from './store.js';
-export { traceRoutes, TRACES_PREFIX, type TraceRouteOptions } from './routes.js';
+export {
+  traceRoutes,
+  isFeedbackTokenUse,
+  TRACES_PREFIX,
+  type TraceRouteOptions,
+} from './routes.js';
 export {
   RuntimeTracing,
   resolveTracingTarget,

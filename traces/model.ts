@@ -63,6 +63,47 @@ export type RunPatch = { id: string } & Partial<
 export interface StoredRun extends Omit<RunRecord, 'start_time'> {
   tenant_id: string;
   start_time: string;
+  feedback_stats: FeedbackStats | null;
+}
+
+/**
+ * A run's feedback by key (LangSmith's `feedback_stats`): how many, the mean of the numeric
+ * scores (null when none has one) and the count of each string value.
+ */
+export type FeedbackStats = Record<
+  string,
+  { n: number; avg: number | null; values: Record<string, number> }
+>;
+
+/** A feedback as written to the store (jsonb_to_recordset input). */
+export interface FeedbackRecord {
+  id: string;
+  run_id: string;
+  trace_id: string | null;
+  session_id: string | null;
+  key: string;
+  score: number | null;
+  value: unknown;
+  comment: string | null;
+  correction: unknown;
+  feedback_source: unknown;
+  created_at: string | null;
+}
+
+/** A feedback as read from the store, as it goes to the wire. */
+export interface StoredFeedback extends Omit<FeedbackRecord, 'created_at'> {
+  created_at: string;
+  modified_at: string;
+}
+
+/** A presigned feedback token as stored. */
+export interface FeedbackToken {
+  id: string;
+  tenant_id: string;
+  run_id: string;
+  feedback_key: string;
+  expires_at: string;
+  expired: boolean;
 }
 
 /**
@@ -360,7 +401,7 @@ export function runOut(run: StoredRun) {
     tags: run.tags.map(decodeStoredText),
     child_run_ids: null,
     direct_child_run_ids: null,
-    feedback_stats: null,
+    feedback_stats: run.feedback_stats ?? null,
     in_dataset: run.reference_example_id !== null,
     app_path: null,
   };

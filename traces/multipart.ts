@@ -1,13 +1,15 @@
 // The SDKs' multipart ingest body: parts named `post.<id>`, `patch.<id>` (the run without its
 // big fields), `post.<id>.<field>` / `patch.<id>.<field>` (inputs, outputs, events, extra,
-// error, serialized), `feedback.<id>` and `attachment.<id>.<name>`.
+// error, serialized), `feedback.<id>` (a feedback) and `attachment.<id>.<name>` (not kept).
 import { AppError } from '../common/errors/index.js';
 import { clipJsonDepth } from '../common/json/index.js';
 
 export interface MultipartRuns {
   post: Record<string, unknown>[];
   patch: Record<string, unknown>[];
-  /** Parts this store does not keep (feedback, attachments). */
+  /** `feedback.<id>` parts, each a feedback body (see `FeedbackCreate`), its id from the name. */
+  feedback: Record<string, unknown>[];
+  /** Parts this store does not keep (attachments). */
   ignored: number;
   /** Arrays and objects cut for nesting too deep (see `clipJsonDepth`). */
   clipped: number;
@@ -28,6 +30,7 @@ export function parseMultipartRuns(body: Buffer, boundary: string): MultipartRun
     post: new Map<string, Record<string, unknown>>(),
     patch: new Map<string, Record<string, unknown>>(),
   };
+  const feedback: Record<string, unknown>[] = [];
   let ignored = 0;
   let clipped = 0;
   let pos = body.indexOf(delimiter);
@@ -47,14 +50,14 @@ export function parseMultipartRuns(body: Buffer, boundary: string): MultipartRun
     const name = /name="([^"]*)"/i.exec(headers)?.[1];
     if (!name) throw bad('multipart part without a name');
     const [kind, id, field, ...more] = name.split('.');
-    if (kind !== 'post' && kind !== 'patch') {
-      if (kind === 'feedback' || kind === 'attachment') {
-        ignored++;
-        continue;
-      }
-      throw bad(`unknown multipart part ${name}`);
+    if (kind === 'attachment') {
+      ignored++;
+      continue;
     }
-    if (!id || more.length) throw bad(`malformed multipart part name ${name}`);
+    if (kind !== 'post' && kind !== 'patch' && kind !== 'feedback')
+      throw bad(`unknown multipart part ${name}`);
+    if (!id || more.length || (kind === 'feedback' && field))
+      throw bad(`malformed multipart part name ${name}`);
     const { text, clipped: cut } = clipJsonDepth(data.toString('utf8'));
     clipped += cut;
     let value: unknown;
@@ -63,13 +66,25 @@ export function parseMultipartRuns(body: Buffer, boundary: string): MultipartRun
     } catch {
       throw bad(`multipart part ${name} is not JSON`);
     }
+    if (kind === 'feedback') {
+      if (!value || typeof value !== 'object' || Array.isArray(value))
+        throw bad(`multipart part ${name} is not an object`);
+      feedback.push({ ...value, id });
+      continue;
+    }
     const run = runs[kind].get(id) ?? { id };
     if (field) run[field] = value;
     else if (value && typeof value === 'object') Object.assign(run, value, { id }, pick(run));
     else throw bad(`multipart part ${name} is not an object`);
     runs[kind].set(id, run);
   }
-  return { post: [...runs.post.values()], patch: [...runs.patch.values()], ignored, clipped };
+  return {
+    post: [...runs.post.values()],
+    patch: [...runs.patch.values()],
+    feedback,
+    ignored,
+    clipped,
+  };
 }
 
 /** Big fields that arrived in their own parts before the run's main part stay as they were. */

@@ -1,6 +1,7 @@
 // HTTP of the trace store under /api/v1: the LangSmith ingest endpoints the official SDKs call,
-// the LangSmith reads (runs, query, sessions), the thread view and retention. The host app
-// authenticates; `tenantOf` names the caller's workspace. Not in the OpenAPI documents: these
+// the LangSmith reads (runs, query, sessions), feedback and its presigned tokens, the thread view
+// and retention. The host app authenticates, but for the use of a presigned token
+// (`isFeedbackTokenUse`); `tenantOf` names the caller's workspace. Not in the OpenAPI documents: these
 // are LangSmith's wire format, described in docs/traces.md.
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
@@ -11,6 +12,9 @@ import { AppError } from '../common/errors/index.js';
 import { clipJsonDepth } from '../common/json/index.js';
 import { boundaryOf, parseMultipartRuns } from './multipart.js';
 import {
+  FeedbackCreate,
+  FeedbackIdParams,
+  FeedbackQuery,
   Retention,
   RunBatch,
   RunCreate,
@@ -22,6 +26,11 @@ import {
   SessionQuery,
   ThreadParams,
   ThreadQuery,
+  TokenCreateBody,
+  TokenFeedback,
+  TokenFeedbackQuery,
+  TokenListQuery,
+  TokenParams,
   UpsertQuery,
 } from './schemas.js';
 import type { TraceService } from './service.js';
@@ -31,6 +40,16 @@ export const TRACES_PREFIX = '/api/v1';
 const INGEST_BODY_LIMIT = 64 * 1024 * 1024;
 const BATCH_SIZE_LIMIT_BYTES = 20 * 1024 * 1024;
 const CLIPPED_WARNING = 'trace values nested deeper than the limit were cut';
+const FEEDBACK_TOKENS = `${TRACES_PREFIX}/feedback/tokens`;
+const TOKEN_USE = /^\/api\/v1\/feedback\/tokens\/[0-9a-fA-F-]{36}\/?$/;
+
+/**
+ * Whether a request (its path after the mount prefix, without the query) uses a presigned
+ * feedback token: the only trace route the host app lets through without a key.
+ */
+export function isFeedbackTokenUse(method: string, path: string): boolean {
+  return (method === 'GET' || method === 'POST') && TOKEN_USE.test(path);
+}
 
 export interface TraceRouteOptions {
   version: string;
@@ -116,7 +135,11 @@ export function traceRoutes(
         if (parsed.clipped) req.log.warn({ clipped: parsed.clipped }, CLIPPED_WARNING);
         const post = validParts(z.array(RunCreate), parsed.post, 'post');
         const patch = validParts(z.array(RunUpdate), parsed.patch, 'patch');
-        await service.ingest(tenantOf(req), post, patch);
+        const feedback = validParts(z.array(FeedbackCreate), parsed.feedback, 'feedback');
+        const tenantId = tenantOf(req);
+        await service.ingest(tenantId, post, patch);
+        // After the runs, so that feedback on a run of the same batch takes its trace and project.
+        if (feedback.length) await service.createFeedback(tenantId, feedback);
         return reply.code(202).send(accepted);
       },
     );
@@ -168,6 +191,52 @@ export function traceRoutes(
       (req) => service.createSession(tenantOf(req), req.body, req.query.upsert === 'true'),
     );
 
+    app.post(
+      `${TRACES_PREFIX}/feedback`,
+      { schema: { ...hide, body: FeedbackCreate } },
+      async (req) => {
+        const [stored] = await service.createFeedback(tenantOf(req), [req.body]);
+        return stored;
+      },
+    );
+    app.get(
+      `${TRACES_PREFIX}/feedback`,
+      { schema: { ...hide, querystring: FeedbackQuery } },
+      (req) => service.listFeedback(tenantOf(req), req.query),
+    );
+    app.get(
+      `${TRACES_PREFIX}/feedback/:feedback_id`,
+      { schema: { ...hide, params: FeedbackIdParams } },
+      (req) => service.getFeedback(tenantOf(req), req.params.feedback_id),
+    );
+    app.post(FEEDBACK_TOKENS, { schema: { ...hide, body: TokenCreateBody } }, async (req) => {
+      const tokens = await service.createFeedbackTokens(
+        tenantOf(req),
+        Array.isArray(req.body) ? req.body : [req.body],
+        tokenUrl(req),
+      );
+      return Array.isArray(req.body) ? tokens : tokens[0];
+    });
+    app.get(FEEDBACK_TOKENS, { schema: { ...hide, querystring: TokenListQuery } }, (req) =>
+      service.listFeedbackTokens(tenantOf(req), req.query, tokenUrl(req)),
+    );
+    // The uses of a presigned token: no key, the token names the workspace, run and key.
+    app.get(
+      `${FEEDBACK_TOKENS}/:token`,
+      { schema: { ...hide, params: TokenParams, querystring: TokenFeedbackQuery } },
+      (req) =>
+        service.feedbackWithToken(req.params.token, {
+          ...req.query,
+          value: jsonOrText(req.query.value),
+          correction: jsonOrText(req.query.correction),
+        }),
+    );
+    app.post(
+      `${FEEDBACK_TOKENS}/:token`,
+      { schema: { ...hide, params: TokenParams, body: TokenFeedback.nullish() } },
+      (req) => service.feedbackWithToken(req.params.token, req.body ?? {}),
+    );
+
     app.get(
       `${TRACES_PREFIX}/threads/:thread_id`,
       { schema: { ...hide, params: ThreadParams, querystring: ThreadQuery } },
@@ -181,6 +250,26 @@ export function traceRoutes(
       service.setRetention(tenantOf(req), req.body.ttl_days),
     );
   };
+}
+
+/**
+ * A token's URL, made from a request to `/feedback/tokens`: where that request came (its scheme,
+ * host and mount prefix). A proxy's X-Forwarded-* count only where the app trusts proxies
+ * (fastify's trustProxy), which the api and the runtime do not.
+ */
+function tokenUrl(req: FastifyRequest): (id: string) => string {
+  const path = (req.url.split('?')[0] ?? '').replace(/\/+$/, '');
+  return (id) => `${req.protocol}://${req.host}${path}/${id}`;
+}
+
+/** A query value that is JSON (an object, a number) as that value, else as the text it is. */
+function jsonOrText(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** Multipart parts are validated here, not by the route schema: their 422 reads the same. */

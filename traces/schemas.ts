@@ -105,3 +105,95 @@ export const ThreadParams = z.object({ thread_id: Text.min(1) });
 export const ThreadQuery = z.object({ session_id: Uuid.optional() });
 
 export const Retention = z.object({ ttl_days: z.number().int().min(1).max(3650) });
+
+/** A feedback score: a number, or a boolean (stored as 1 or 0). */
+const Score = z.union([z.number(), z.boolean()]).nullish();
+const FeedbackSource = z.looseObject({ type: z.string().nullish() }).nullish();
+
+/**
+ * The body of `client.createFeedback` (POST /feedback, or a multipart `feedback.<id>` part).
+ * A run is required here: feedback on a project alone is not kept.
+ */
+export const FeedbackCreate = z.looseObject({
+  id: Uuid.nullish(),
+  run_id: Uuid,
+  trace_id: Uuid.nullish(),
+  session_id: Uuid.nullish(),
+  key: Text.min(1),
+  score: Score,
+  value: Json,
+  comment: Text.nullish(),
+  correction: Json,
+  feedback_source: FeedbackSource,
+  created_at: Time,
+});
+export type FeedbackCreate = z.infer<typeof FeedbackCreate>;
+
+export const FeedbackIdParams = z.object({ feedback_id: Uuid });
+
+const Many = <T extends z.ZodType>(item: T) =>
+  z.union([item, z.array(item)]).transform((v) => (Array.isArray(v) ? v : [v]));
+
+export const FeedbackQuery = z.object({
+  run: Many(Uuid).optional(),
+  key: Many(Text.min(1)).optional(),
+  /** `feedback_source.type`: `api`, `model`, `app`… */
+  source: Many(Text.min(1)).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+const TokenCreate = z.looseObject({
+  run_id: Uuid,
+  feedback_key: Text.min(1),
+  expires_in: z
+    .object({
+      // Bounded so that any sum stays a valid date (about 30 years at most).
+      days: z.number().min(0).max(3650).optional(),
+      hours: z.number().min(0).max(87600).optional(),
+      minutes: z.number().min(0).max(5256000).optional(),
+    })
+    .nullish(),
+  // Python's SDK may send a naive isoformat(): read as UTC, as run times are.
+  expires_at: z.iso.datetime({ offset: true, local: true }).nullish(),
+  feedback_config: z.unknown().optional(),
+});
+export type TokenCreate = z.infer<typeof TokenCreate>;
+/** `createPresignedFeedbackToken`'s body, or a list of them. */
+export const TokenCreateBody = z.union([TokenCreate, z.array(TokenCreate).min(1).max(100)]);
+
+export const TokenParams = z.object({ token: Uuid });
+
+/** `listPresignedFeedbackTokens`: a run's tokens. */
+export const TokenListQuery = z.object({
+  run_id: Uuid,
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** Feedback through a presigned token: the URL's query (GET) or a JSON body (POST). */
+export const TokenFeedback = z.looseObject({
+  score: Score,
+  value: Json,
+  comment: Text.nullish(),
+  correction: Json,
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+});
+export type TokenFeedback = z.infer<typeof TokenFeedback>;
+
+/** The query of a token URL's GET: scores and JSON arrive as text. */
+export const TokenFeedbackQuery = z.object({
+  score: z
+    .string()
+    .transform((s, ctx) => {
+      if (s === 'true' || s === 'false') return s === 'true';
+      const n = s.trim() === '' ? NaN : Number(s);
+      if (Number.isFinite(n)) return n;
+      ctx.addIssue({ code: 'custom', message: 'score must be a number or a boolean' });
+      return z.NEVER;
+    })
+    .optional(),
+  value: z.string().optional(),
+  comment: Text.optional(),
+  correction: z.string().optional(),
+});

@@ -1,8 +1,9 @@
 // The trace store's domain service: ingest (creates and updates in any order), reads, the
-// thread view and retention. Every call acts for one tenant (workspace).
+// thread view, feedback (and its presigned tokens) and retention. Every call acts for one tenant
+// (workspace), but the use of a presigned token, whose token names its workspace.
 import { randomUUID } from 'node:crypto';
 import { SqlParams } from '../common/db/index.js';
-import { conflict, notFound } from '../common/errors/index.js';
+import { AppError, conflict, invalid, notFound } from '../common/errors/index.js';
 import type { Logger } from '../common/logging/index.js';
 import { compileFilter } from './filter.js';
 import {
@@ -10,12 +11,22 @@ import {
   runOut,
   toPatch,
   toRecord,
+  wireTime,
+  type FeedbackRecord,
   type RunPatch,
   type RunRecord,
   type SessionRow,
+  type StoredFeedback,
   type StoredRun,
 } from './model.js';
-import type { RunCreate, RunQueryBody, RunUpdate } from './schemas.js';
+import type {
+  FeedbackCreate,
+  RunCreate,
+  RunQueryBody,
+  RunUpdate,
+  TokenCreate,
+  TokenFeedback,
+} from './schemas.js';
 import type { TraceStore } from './store.js';
 
 export const DEFAULT_SESSION = 'default';
@@ -31,6 +42,10 @@ export const DEFAULT_TRACE_SETTINGS: TraceSettings = { defaultTtlDays: 14, sweep
 
 /** Updates kept this long for a create that never comes. */
 const PENDING_TTL_SECONDS = 3600;
+/** A presigned token's life when its creator names none (the SDKs' default too). */
+const DEFAULT_TOKEN_TTL_MS = 3 * 3_600_000;
+/** LangSmith's source type of feedback recorded through a presigned token. */
+const TOKEN_FEEDBACK_SOURCE = 'app';
 
 export class TraceService {
   /** Session ids by tenant and name: sessions are never renamed or deleted. */
@@ -266,6 +281,93 @@ export class TraceService {
     return created;
   }
 
+  /** Stores feedback (POST /feedback, multipart parts); a repeated id updates its feedback. */
+  async createFeedback(tenantId: string, bodies: FeedbackCreate[]): Promise<StoredFeedback[]> {
+    // One row per id (the statement may touch a row once): the last of a batch wins.
+    const byId = new Map<string, FeedbackRecord>();
+    for (const body of bodies) {
+      const record = feedbackRecord(body);
+      byId.set(record.id, record);
+    }
+    return this.store.upsertFeedback(tenantId, [...byId.values()]);
+  }
+
+  async getFeedback(tenantId: string, id: string): Promise<StoredFeedback> {
+    const feedback = await this.store.feedback(tenantId, id.toLowerCase());
+    if (!feedback) throw notFound(`Feedback ${id} not found`);
+    return feedback;
+  }
+
+  listFeedback(
+    tenantId: string,
+    q: { run?: string[]; key?: string[]; source?: string[]; limit: number; offset: number },
+  ): Promise<StoredFeedback[]> {
+    return this.store.listFeedback(
+      tenantId,
+      { runs: q.run?.map((id) => id.toLowerCase()), keys: q.key, sources: q.source },
+      q.limit,
+      q.offset,
+    );
+  }
+
+  /**
+   * Presigned tokens for feedback of one key on one run; `urlOf` makes a token's URL. The run
+   * need not be stored yet: its trace may still be in the tracer's queue.
+   */
+  async createFeedbackTokens(
+    tenantId: string,
+    bodies: TokenCreate[],
+    urlOf: (id: string) => string,
+  ): Promise<{ id: string; url: string; expires_at: string }[]> {
+    const now = Date.now();
+    const tokens = bodies.map((body, i) => ({
+      id: randomUUID(),
+      run_id: body.run_id.toLowerCase(),
+      feedback_key: body.feedback_key,
+      expires_at: tokenExpiry(body, now, bodies.length > 1 ? [i] : []),
+    }));
+    const rows = await this.store.createFeedbackTokens(tenantId, tokens);
+    const expiry = new Map(rows.map((r) => [r.id, r.expires_at]));
+    return tokens.map((t) => ({ id: t.id, url: urlOf(t.id), expires_at: expiry.get(t.id)! }));
+  }
+
+  /** A run's presigned tokens (`listPresignedFeedbackTokens`), with their URLs. */
+  async listFeedbackTokens(
+    tenantId: string,
+    q: { run_id: string; limit: number; offset: number },
+    urlOf: (id: string) => string,
+  ): Promise<{ id: string; url: string; expires_at: string }[]> {
+    const rows = await this.store.listFeedbackTokens(
+      tenantId,
+      q.run_id.toLowerCase(),
+      q.limit,
+      q.offset,
+    );
+    return rows.map((r) => ({ id: r.id, url: urlOf(r.id), expires_at: r.expires_at }));
+  }
+
+  /** Records one feedback through a presigned token, for its run and key, in its workspace. */
+  async feedbackWithToken(tokenId: string, body: TokenFeedback): Promise<StoredFeedback> {
+    const token = await this.store.feedbackToken(tokenId.toLowerCase());
+    if (!token) throw notFound(`Feedback token ${tokenId} not found`);
+    if (token.expired)
+      throw new AppError('NOT_FOUND', `Feedback token ${tokenId} expired at ${token.expires_at}`, {
+        status: 410,
+      });
+    const [stored] = await this.createFeedback(token.tenant_id, [
+      {
+        run_id: token.run_id,
+        key: token.feedback_key,
+        score: body.score,
+        value: body.value,
+        comment: body.comment,
+        correction: body.correction,
+        feedback_source: { type: TOKEN_FEEDBACK_SOURCE, metadata: body.metadata ?? {} },
+      },
+    ]);
+    return stored!;
+  }
+
   async retention(tenantId: string) {
     const ttl = await this.store.retention(tenantId);
     return { ttl_days: ttl ?? this.settings.defaultTtlDays, default: ttl === undefined };
@@ -296,8 +398,43 @@ export class TraceService {
     const merged = await this.mergeRacedUpdates();
     if (merged) this.logger.info({ merged }, 'merged updates that raced their creates');
     swept += await this.store.deleteStalePending(PENDING_TTL_SECONDS);
+    swept += await this.store.deleteStaleFeedback(
+      this.settings.defaultTtlDays,
+      this.settings.sweepBatch,
+    );
     return swept;
   }
+}
+
+function feedbackRecord(body: FeedbackCreate): FeedbackRecord {
+  const score = body.score ?? null;
+  return {
+    id: (body.id ?? randomUUID()).toLowerCase(),
+    run_id: body.run_id.toLowerCase(),
+    trace_id: body.trace_id?.toLowerCase() ?? null,
+    session_id: body.session_id?.toLowerCase() ?? null,
+    key: body.key,
+    score: typeof score === 'boolean' ? Number(score) : score,
+    value: body.value ?? null,
+    comment: body.comment ?? null,
+    correction: body.correction ?? null,
+    feedback_source: body.feedback_source ?? null,
+    created_at: wireTime(body.created_at),
+  };
+}
+
+/** A token's expiry: `expires_at`, else now plus `expires_in`, else the default. */
+function tokenExpiry(body: TokenCreate, now: number, loc: number[]): string {
+  if (body.expires_at) {
+    // The text goes to the store as sent, so its microseconds are kept.
+    const at = wireTime(body.expires_at)!;
+    if (Date.parse(at) <= now)
+      throw invalid(['body', ...loc, 'expires_at'], 'expires_at is in the past');
+    return at;
+  }
+  const { days = 0, hours = 0, minutes = 0 } = body.expires_in ?? {};
+  const ms = ((days * 24 + hours) * 60 + minutes) * 60_000;
+  return new Date(now + (ms > 0 ? ms : DEFAULT_TOKEN_TTL_MS)).toISOString();
 }
 
 function definedFields(u: RunUpdate): Partial<RunCreate> {

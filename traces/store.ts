@@ -1,4 +1,5 @@
-// SQL of the trace store: sessions, day-partitioned runs, pending updates and retention.
+// SQL of the trace store: sessions, day-partitioned runs, pending updates, feedback (and its
+// presigned tokens) and retention.
 import {
   copyToFile,
   inlineParams,
@@ -11,6 +12,9 @@ import {
 import {
   EXPORT_CSV,
   type ExportedRun,
+  type FeedbackRecord,
+  type FeedbackToken,
+  type StoredFeedback,
   type RunRecord,
   type RunPatch,
   type SessionRow,
@@ -114,13 +118,64 @@ const INGEST_BATCH = `WITH
 const iso = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/**
+ * A run's feedback_stats as jsonb, null when it has none: a correlated subquery on the feedback
+ * index, so a run without feedback costs one index probe. `values` counts string values.
+ */
+const FEEDBACK_STATS = `(SELECT jsonb_object_agg(k.key,
+         jsonb_build_object('n', k.n, 'avg', k.avg, 'values', k.vals))
+    FROM (SELECT v.key, sum(v.n)::int AS n,
+                 sum(v.total) / nullif(sum(v.scored), 0)::float8 AS avg,
+                 coalesce(jsonb_object_agg(v.val, v.n) FILTER (WHERE v.val IS NOT NULL), '{}') AS vals
+            FROM (SELECT f.key,
+                         CASE WHEN jsonb_typeof(f.value) = 'string' THEN f.value #>> '{}' END AS val,
+                         count(*) AS n, sum(f.score) AS total, count(f.score) AS scored
+                    FROM trace_feedback f WHERE f.tenant_id = r.tenant_id AND f.run_id = r.id
+                   GROUP BY 1, 2) v
+           GROUP BY v.key) k)`;
+
 export const RUN_SELECT = `r.tenant_id::text, r.id::text, r.session_id::text, r.trace_id::text,
   r.parent_run_id::text, r.parent_run_ids::text[] AS parent_run_ids, r.is_root, r.dotted_order,
   r.name, r.run_type, ${iso('r.start_time')} AS start_time, ${iso('r.end_time')} AS end_time,
   r.status, r.inputs, r.outputs, r.error, r.extra, r.events, r.tags, r.serialized,
   r.reference_example_id::text, r.trace_tier, r.prompt_tokens, r.completion_tokens,
   r.total_tokens, r.prompt_cost::float8, r.completion_cost::float8, r.total_cost::float8,
-  ${iso('r.first_token_time')} AS first_token_time, r.thread_id`;
+  ${iso('r.first_token_time')} AS first_token_time, r.thread_id, ${FEEDBACK_STATS} AS feedback_stats`;
+
+const FEEDBACK_COLUMNS = [
+  ['id', 'uuid'],
+  ['run_id', 'uuid'],
+  ['trace_id', 'uuid'],
+  ['session_id', 'uuid'],
+  ['key', 'text'],
+  ['score', 'float8'],
+  ['value', 'jsonb'],
+  ['comment', 'text'],
+  ['correction', 'jsonb'],
+  ['feedback_source', 'jsonb'],
+  ['created_at', 'timestamptz'],
+] as const;
+
+const FEEDBACK_SELECT = `id::text, run_id::text, trace_id::text, session_id::text, key, score,
+  value, comment, correction, feedback_source, ${iso('created_at')} AS created_at,
+  ${iso('modified_at')} AS modified_at`;
+
+/**
+ * Stores feedback, a repeated id (an SDK's retry) updating its row. A feedback that names no
+ * trace or project takes its run's when the run is stored already.
+ */
+const UPSERT_FEEDBACK = `INSERT INTO trace_feedback (tenant_id, id, run_id, trace_id,
+    session_id, key, score, value, comment, correction, feedback_source, created_at)
+  SELECT $1, f.id, f.run_id, coalesce(f.trace_id, r.trace_id), coalesce(f.session_id, r.session_id),
+         f.key, f.score, f.value, f.comment, f.correction, f.feedback_source,
+         coalesce(f.created_at, now())
+    FROM jsonb_to_recordset($2::jsonb) AS f(${recordType(FEEDBACK_COLUMNS)})
+    LEFT JOIN LATERAL (SELECT x.trace_id, x.session_id FROM trace_runs x
+                        WHERE x.tenant_id = $1 AND x.id = f.run_id LIMIT 1) r ON true
+  ON CONFLICT (tenant_id, id) DO UPDATE SET
+  ${['run_id', 'trace_id', 'session_id', 'key', 'score', 'value', 'comment', 'correction', 'feedback_source'].map((c) => `${c} = EXCLUDED.${c}`).join(', ')},
+  modified_at = now()
+  RETURNING ${FEEDBACK_SELECT}`;
 
 const SESSION_SELECT = `id::text, tenant_id::text, name, description, extra,
   reference_dataset_id::text, ${iso('start_time')} AS start_time, ${iso('end_time')} AS end_time`;
@@ -379,7 +434,7 @@ export class TraceStore {
          r.reference_example_id::text, r.name, r.run_type, ${micros('r.start_time')},
          ${micros('r.end_time')}, r.status, r.is_root, r.dotted_order, r.trace_tier,
          r.inputs::text, r.outputs::text, r.error, r.extra::text, r.events::text, r.tags,
-         NULL::text AS feedback_stats, r.total_tokens::text, r.prompt_tokens::text,
+         ${FEEDBACK_STATS}::text AS feedback_stats, r.total_tokens::text, r.prompt_tokens::text,
          r.completion_tokens::text, r.total_cost::float8, r.prompt_cost::float8,
          r.completion_cost::float8, ${micros('r.first_token_time')}
        FROM trace_runs r ${where} ORDER BY r.start_time, r.id
@@ -494,24 +549,143 @@ export class TraceStore {
     });
   }
 
+  /** Drops a day partition, and first the feedback of its runs. */
   async dropPartition(table: string, day: string): Promise<void> {
     this.partitions.delete(day);
+    const exists = await this.pool.query<{ e: boolean }>(
+      'SELECT to_regclass($1) IS NOT NULL AS e',
+      [table],
+    );
+    if (exists.rows[0]?.e)
+      await this.pool.query(
+        `DELETE FROM trace_feedback f USING ${table} r
+          WHERE f.tenant_id = r.tenant_id AND f.run_id = r.id`,
+      );
     await this.pool.query(`DROP TABLE IF EXISTS ${table}`);
   }
 
-  /** Deletes up to `limit` runs older than their workspace's retention. */
+  /** Deletes up to `limit` runs older than their workspace's retention, with their feedback. */
   async deleteExpired(defaultDays: number, limit: number): Promise<number> {
-    const { rowCount } = await this.pool.query(
+    const { rows } = await this.pool.query<{ n: number }>(
       `WITH doomed AS (
          SELECT r.tenant_id, r.start_time, r.id FROM trace_runs r
            LEFT JOIN trace_retention t ON t.tenant_id = r.tenant_id
           WHERE r.start_time < now() - make_interval(days => coalesce(t.ttl_days, $1::int))
-          LIMIT $2)
-       DELETE FROM trace_runs x USING doomed d
-        WHERE x.tenant_id = d.tenant_id AND x.start_time = d.start_time AND x.id = d.id`,
+          LIMIT $2),
+       gone AS (
+         DELETE FROM trace_runs x USING doomed d
+          WHERE x.tenant_id = d.tenant_id AND x.start_time = d.start_time AND x.id = d.id
+          RETURNING x.tenant_id, x.id),
+       feedback AS (
+         DELETE FROM trace_feedback f USING gone g
+          WHERE f.tenant_id = g.tenant_id AND f.run_id = g.id)
+       SELECT count(*)::int AS n FROM gone`,
       [defaultDays, limit],
     );
-    return rowCount ?? 0;
+    return rows[0]?.n ?? 0;
+  }
+
+  /**
+   * Deletes up to `limit` feedback stored (or last updated) longer ago than their workspace's
+   * retention: feedback of runs that never arrived, as the runs' own feedback goes with them. And
+   * tokens a day past their expiry (until then a use is told the token expired, not unknown).
+   */
+  async deleteStaleFeedback(defaultDays: number, limit: number): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `WITH doomed AS (
+         SELECT f.tenant_id, f.id FROM trace_feedback f
+           LEFT JOIN trace_retention t ON t.tenant_id = f.tenant_id
+          WHERE f.modified_at < now() - make_interval(days => coalesce(t.ttl_days, $1::int))
+          LIMIT $2),
+       feedback AS (
+         DELETE FROM trace_feedback x USING doomed d
+          WHERE x.tenant_id = d.tenant_id AND x.id = d.id RETURNING 1),
+       tokens AS (
+         DELETE FROM trace_feedback_tokens WHERE expires_at < now() - interval '1 day' RETURNING 1)
+       SELECT ((SELECT count(*) FROM feedback) + (SELECT count(*) FROM tokens))::int AS n`,
+      [defaultDays, limit],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /** Stores feedback (one row per id; a repeated id updates it). Ids must be distinct. */
+  async upsertFeedback(tenantId: string, records: FeedbackRecord[]): Promise<StoredFeedback[]> {
+    if (!records.length) return [];
+    const { rows } = await this.pool.query<StoredFeedback>(UPSERT_FEEDBACK, [
+      tenantId,
+      jsonb(records),
+    ]);
+    return rows;
+  }
+
+  async feedback(tenantId: string, id: string): Promise<StoredFeedback | undefined> {
+    const { rows } = await this.pool.query<StoredFeedback>(
+      `SELECT ${FEEDBACK_SELECT} FROM trace_feedback WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, id],
+    );
+    return rows[0];
+  }
+
+  /** Feedback of any of `runs` with any of `keys` and `sources` (each optional), newest first. */
+  async listFeedback(
+    tenantId: string,
+    filter: { runs?: string[]; keys?: string[]; sources?: string[] },
+    limit: number,
+    offset: number,
+  ): Promise<StoredFeedback[]> {
+    const params = new SqlParams();
+    const c = [`tenant_id = ${params.add(tenantId)}`];
+    if (filter.runs?.length) c.push(`run_id = ANY(${params.add(filter.runs)}::uuid[])`);
+    if (filter.keys?.length) c.push(`key = ANY(${params.add(filter.keys)}::text[])`);
+    if (filter.sources?.length)
+      c.push(`feedback_source->>'type' = ANY(${params.add(filter.sources)}::text[])`);
+    const { rows } = await this.pool.query<StoredFeedback>(
+      `SELECT ${FEEDBACK_SELECT} FROM trace_feedback ${whereClause(c)}
+        ORDER BY created_at DESC, id LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
+      params.values,
+    );
+    return rows;
+  }
+
+  async createFeedbackTokens(
+    tenantId: string,
+    tokens: { id: string; run_id: string; feedback_key: string; expires_at: string }[],
+  ): Promise<{ id: string; expires_at: string }[]> {
+    const { rows } = await this.pool.query<{ id: string; expires_at: string }>(
+      `INSERT INTO trace_feedback_tokens (id, tenant_id, run_id, feedback_key, expires_at)
+         SELECT t.id, $1, t.run_id, t.feedback_key, t.expires_at
+           FROM jsonb_to_recordset($2::jsonb)
+             AS t(id uuid, run_id uuid, feedback_key text, expires_at timestamptz)
+       RETURNING id::text, ${iso('expires_at')} AS expires_at`,
+      [tenantId, jsonb(tokens)],
+    );
+    return rows;
+  }
+
+  /** A run's presigned tokens, newest first. */
+  async listFeedbackTokens(
+    tenantId: string,
+    runId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ id: string; expires_at: string }[]> {
+    const { rows } = await this.pool.query<{ id: string; expires_at: string }>(
+      `SELECT id::text, ${iso('expires_at')} AS expires_at FROM trace_feedback_tokens
+        WHERE tenant_id = $1 AND run_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+      [tenantId, runId, limit, offset],
+    );
+    return rows;
+  }
+
+  /** A presigned token by its id (any workspace's: the id is the secret). */
+  async feedbackToken(id: string): Promise<FeedbackToken | undefined> {
+    const { rows } = await this.pool.query<FeedbackToken>(
+      `SELECT id::text, tenant_id::text, run_id::text, feedback_key,
+              ${iso('expires_at')} AS expires_at, expires_at <= now() AS expired
+         FROM trace_feedback_tokens WHERE id = $1`,
+      [id],
+    );
+    return rows[0];
   }
 
   /** Pending updates whose run never arrived. */
@@ -582,7 +756,7 @@ const EXPORT_CSV_COLUMNS: Record<keyof ExportedRun, string> = {
   extra: 'r.extra',
   events: 'r.events',
   tags: 'array_to_json(r.tags)',
-  feedback_stats: 'NULL',
+  feedback_stats: FEEDBACK_STATS,
   total_tokens: 'r.total_tokens',
   prompt_tokens: 'r.prompt_tokens',
   completion_tokens: 'r.completion_tokens',

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal, TenancyService } from '../tenancy/index.js';
 import { AppError } from '../../common/errors/index.js';
+import { isFeedbackTokenUse } from '../../traces/index.js';
 import { TraceKeyVerifier } from './trace-keys.js';
 
 const OPEN_PATHS = new Set(['/ok', '/openapi.json']);
@@ -28,6 +29,8 @@ export function registerAuth(
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
     if (OPEN_PATHS.has(path) || path.startsWith('/docs') || request.method === 'OPTIONS') return;
+    // A presigned feedback token is its own credential (the trace store checks it).
+    if (isFeedbackTokenUse(request.method, path)) return;
     const key = header(request, 'x-api-key') ?? bearerToken(header(request, 'authorization'));
     const tenantId = header(request, 'x-tenant-id');
     if (traceKeys && TraceKeyVerifier.isTraceKey(key)) {

@@ -49,6 +49,8 @@ function asFetchRequest(req: FastifyRequest): Request {
  */
 export interface PlatformRoutes {
   path: string;
+  /** Whether a request (method, path after the mount prefix) needs no key: a presigned token's use. */
+  isOpen(method: string, path: string): boolean;
   /** Undefined when the request's `X-Api-Key` or bearer token is accepted. */
   refusal(
     apiKey: string | string[] | null | undefined,
@@ -85,6 +87,7 @@ export function registerCustomAuth(
     if (open.has(path) || req.method === 'OPTIONS') return;
     if (isUiAsset(req.method, path, mountPrefix)) return;
     if (platform && isPlatformPath(platform, path, mountPrefix)) {
+      if (platform.isOpen(req.method, path.slice(mountPrefix.length))) return;
       const refused = await platform.refusal(req.headers['x-api-key'], req.headers.authorization);
       if (refused) return reply.code(refused.status).send({ detail: refused.detail });
       return;

@@ -5,6 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { isUiAsset } from '../ui/index.js';
 import { PRE_AUTHENTICATED, type PlatformRoutes } from '../auth/index.js';
+import { isFeedbackTokenUse } from '../../traces/index.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 
 export const OPEN_PATHS = new Set(['/ok']);
@@ -61,6 +62,7 @@ export function registerApiKeyAuth(
     const path = request.url.split('?')[0] ?? '';
     if (open.has(path) || request.method === 'OPTIONS') return;
     if (isUiAsset(request.method, path, mountPrefix)) return;
+    if (isOpenTraceRoute(request.method, path, mountPrefix)) return;
     const refused = await check(
       presentedKey(request.headers['x-api-key'], request.headers.authorization),
     );
@@ -68,11 +70,20 @@ export function registerApiKeyAuth(
   });
 }
 
+/**
+ * The use of a presigned feedback token of `graphdock dev`'s trace store (under the mount
+ * prefix): the token is its credential, so no key is asked.
+ */
+export function isOpenTraceRoute(method: string, path: string, mountPrefix: string): boolean {
+  return path.startsWith(mountPrefix) && isFeedbackTokenUse(method, path.slice(mountPrefix.length));
+}
+
 /** Routes that custom auth leaves to API keys (see `AppDeps.platformRoutes`). */
 export function platformAuth(routes: { path: string; keys: string[] }): PlatformRoutes {
   const check = apiKeyCheck(routes.keys);
   return {
     path: routes.path,
+    isOpen: isFeedbackTokenUse,
     refusal: (apiKey, authorization) => check(presentedKey(apiKey, authorization)),
   };
 }

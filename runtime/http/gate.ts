@@ -9,7 +9,7 @@ import {
   type PlatformRoutes,
 } from '../auth/index.js';
 import type { Gate } from '../custom-app/index.js';
-import { apiKeyCheck, OPEN_PATHS, presentedKey } from './auth.js';
+import { apiKeyCheck, isOpenTraceRoute, OPEN_PATHS, presentedKey } from './auth.js';
 import type { ControlPlaneKeyVerifier } from './key-verifier.js';
 
 /** The gate's answer for an API-key check's refusal (undefined: accepted). */
@@ -35,6 +35,8 @@ export function apiGate(
         const path = new URL(request.url).pathname;
         if (isOpenToAll(path, request.method, prefix)) return { ok: true, context: undefined };
         if (platform && isPlatformPath(platform, path, prefix)) {
+          if (platform.isOpen(request.method, path.slice(prefix.length)))
+            return { ok: true, context: undefined };
           const refused = await platform.refusal(
             request.headers.get('x-api-key'),
             request.headers.get('authorization'),
@@ -60,7 +62,12 @@ export function apiGate(
   const open = new Set([...OPEN_PATHS].map((p) => `${prefix}${p}`));
   return {
     check: async (request) => {
-      if (request.method === 'OPTIONS' || open.has(new URL(request.url).pathname))
+      const path = new URL(request.url).pathname;
+      if (
+        request.method === 'OPTIONS' ||
+        open.has(path) ||
+        isOpenTraceRoute(request.method, path, prefix)
+      )
         return { ok: true, context: undefined };
       const refused = await check(
         presentedKey(request.headers.get('x-api-key'), request.headers.get('authorization')),

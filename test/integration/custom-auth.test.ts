@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { REPO_ROOT, runCli, startServer, type RunningServer } from '../support/server.js';
+import { DEV_TRACES_TENANT } from '../../traces/index.js';
 
 const CONFIG = join(REPO_ROOT, 'test', 'fixtures', 'auth', 'langgraph.json');
 const hi = (content: string) => ({ messages: [{ role: 'user', content }] });
@@ -404,6 +405,22 @@ describe("graphdock dev's trace store", () => {
     }
   };
 
+  /** A presigned feedback token of the dev trace store, made in its database (no key needed). */
+  const presignedToken = async () => {
+    const pool = new pg.Pool({ connectionString: traced.url, max: 1 });
+    try {
+      const id = randomUUID();
+      await pool.query(
+        `INSERT INTO trace_feedback_tokens (id, tenant_id, run_id, feedback_key, expires_at)
+           VALUES ($1, $2, $3, 'thumbs', now() + interval '1 hour')`,
+        [id, DEV_TRACES_TENANT, randomUUID()],
+      );
+      return id;
+    } finally {
+      await pool.end();
+    }
+  };
+
   it("keeps the runs' traces: the app's users neither guard nor read it, API keys do", async () => {
     const keyed = await startServer({
       command: 'dev',
@@ -429,6 +446,16 @@ describe("graphdock dev's trace store", () => {
         body: '{}',
       });
       expect(threads.status).toBe(401);
+      // A presigned feedback token, made with the key, is used without any.
+      const made = await fetch(`${keyed.url}/api/v1/feedback/tokens`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'trace-reader-key', 'content-type': 'application/json' },
+        body: JSON.stringify({ run_id: runId, feedback_key: 'thumbs' }),
+      });
+      const token = (await made.json()) as { id: string; url: string };
+      expect(token.url).toBe(`${keyed.url}/api/v1/feedback/tokens/${token.id}`);
+      expect((await fetch(`${token.url}?score=1`)).status).toBe(200);
+      expect((await fetch(`${keyed.url}/api/v1/feedback?run=${runId}`)).status).toBe(401);
     } finally {
       await Promise.all([keyed.stop(), keyless.stop()]);
     }
@@ -456,6 +483,12 @@ describe("graphdock dev's trace store", () => {
         body: '{}',
       });
       expect(read.status).toBe(401);
+      // A presigned feedback token's URL needs no credential, there and under the prefix.
+      const use = async (base: string) =>
+        (await fetch(`${base}/v1/feedback/tokens/${await presignedToken()}?score=1`)).status;
+      expect(await use(`${authFirst.url}/api`)).toBe(200);
+      expect(await use(`${prefixed.url}/api/api`)).toBe(200);
+      expect((await fetch(`${prefixed.url}/api/api/v1/feedback`)).status).toBe(401);
     } finally {
       await Promise.all([authFirst.stop(), prefixed.stop()]);
     }

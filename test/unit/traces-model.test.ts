@@ -2,7 +2,8 @@
 // from a run a client sent without trace_id or dotted_order, the multipart body and filters.
 import { describe, expect, it } from 'vitest';
 import { SqlParams } from '../../common/db/index.js';
-import { resolveTracingTarget } from '../../traces/index.js';
+import { isFeedbackTokenUse, resolveTracingTarget } from '../../traces/index.js';
+import { isOpenTraceRoute } from '../../runtime/http/auth.js';
 import { compileFilter } from '../../traces/filter.js';
 import { dottedStamp, toRecord, usageOfOutputs } from '../../traces/model.js';
 import { parseMultipartRuns } from '../../traces/multipart.js';
@@ -121,13 +122,22 @@ describe('multipart ingest body', () => {
       part(`post.${'1'.repeat(8)}.inputs`, { q: 1 }) +
         part(`post.${'1'.repeat(8)}`, { name: 'r', inputs: 'stale' }) +
         part(`patch.${'2'.repeat(8)}.outputs`, { a: 2 }) +
-        part('feedback.x', {}) +
+        part('feedback.x', { key: 'k', id: 'other' }) +
+        part('attachment.x.file', {}) +
         `--${b}--\r\n`,
     );
     const parsed = parseMultipartRuns(body, b);
     expect(parsed.post).toEqual([{ id: '11111111', name: 'r', inputs: { q: 1 } }]);
     expect(parsed.patch).toEqual([{ id: '22222222', outputs: { a: 2 } }]);
+    // A feedback part is kept, its id the part's; attachments are not.
+    expect(parsed.feedback).toEqual([{ id: 'x', key: 'k' }]);
     expect(parsed.ignored).toBe(1);
+    expect(() =>
+      parseMultipartRuns(Buffer.from(part('feedback.x.y', {}) + `--${b}--\r\n`), b),
+    ).toThrow(/malformed/);
+    expect(() =>
+      parseMultipartRuns(Buffer.from(part('feedback.x', [1]) + `--${b}--\r\n`), b),
+    ).toThrow(/not an object/);
   });
 });
 
@@ -142,5 +152,20 @@ describe('filter language', () => {
     expect(sql).toContain('r.run_type =');
     expect(params.values).toEqual([['t-1'], 'thread_id', 'llm', 10]);
     expect(() => compileFilter('eq(nonsense, 1)', new SqlParams())).toThrow(/unsupported/);
+  });
+});
+
+describe('presigned feedback token routes', () => {
+  const id = '0b7c7a5e-2f44-4d7e-9d1e-6a0f3c1d2e4f';
+  it('opens only the GET and POST of a token URL, under the mount prefix', () => {
+    expect(isFeedbackTokenUse('GET', `/api/v1/feedback/tokens/${id}`)).toBe(true);
+    expect(isFeedbackTokenUse('POST', `/api/v1/feedback/tokens/${id}`)).toBe(true);
+    expect(isFeedbackTokenUse('DELETE', `/api/v1/feedback/tokens/${id}`)).toBe(false);
+    expect(isFeedbackTokenUse('POST', '/api/v1/feedback/tokens')).toBe(false);
+    expect(isFeedbackTokenUse('GET', `/api/v1/feedback/tokens/${id}/x`)).toBe(false);
+    expect(isFeedbackTokenUse('GET', `/api/v1/feedback/${id}`)).toBe(false);
+    expect(isOpenTraceRoute('GET', `/p/api/v1/feedback/tokens/${id}`, '/p')).toBe(true);
+    expect(isOpenTraceRoute('GET', `/api/v1/feedback/tokens/${id}`, '/p')).toBe(false);
+    expect(isOpenTraceRoute('GET', `/api/v1/feedback/tokens/${id}`, '')).toBe(true);
   });
 });
