@@ -319,6 +319,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threads,
       configurableHeaders: headerSelector(loaded.config.http?.configurable_headers),
       validateWebhook: (url) => webhooks.validator.validate(url),
+      tracesRuns: tracing !== undefined,
       dispatcher: worker,
       startRead: latestCheckpointRead,
     });

@@ -169,6 +169,27 @@ export class RuntimeTracing {
     ];
   }
 
+  /**
+   * Presigned feedback URLs for a traced run (a run's `feedback_keys`), one per key, from the
+   * trace endpoint: anyone holding one records feedback on the run's trace without an API key.
+   * Keys whose token could not be made are left out and logged.
+   */
+  async feedbackUrls(
+    runId: string,
+    keys: readonly string[],
+    logger: Logger,
+  ): Promise<Record<string, string>> {
+    const tokens = await Promise.allSettled(
+      keys.map((key) => this.client.createPresignedFeedbackToken(runId, key)),
+    );
+    const urls: Record<string, string> = {};
+    tokens.forEach((token, i) => {
+      if (token.status === 'fulfilled') urls[keys[i]!] = token.value.url;
+      else logger.warn({ err: token.reason, key: keys[i] }, 'no feedback URL for this key');
+    });
+    return urls;
+  }
+
   /** Sends what is queued, waiting at most `timeoutMs`. */
   async flush(timeoutMs = 5_000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;

@@ -57,6 +57,8 @@ export interface RunKwargs {
   strict_resume?: boolean;
   /** Where the run's trace goes, when the runtime traces (project, dataset example). */
   langsmith_tracer?: { project_name?: string | null; example_id?: string | null };
+  /** Keys to hand out presigned feedback URLs for when the run succeeds (a `feedback` event). */
+  feedback_keys?: string[];
   /** Where to POST the run when it ends (queued by the finish hook in the same transaction). */
   webhook?: string;
   /** Started through the thread protocol: its events are LangGraph's v3 protocol events. */
@@ -100,7 +102,14 @@ export interface ExecutorDeps {
   logger: Logger;
   /** Tracing of graph runs (traces/): the callbacks each run gets, when tracing is on. */
   tracing?:
-    | { callbacks(run?: { project_name?: string | null; example_id?: string | null }): unknown[] }
+    | {
+        callbacks(run?: { project_name?: string | null; example_id?: string | null }): unknown[];
+        feedbackUrls(
+          runId: string,
+          keys: readonly string[],
+          logger: Logger,
+        ): Promise<Record<string, string>>;
+      }
     | undefined;
 }
 
@@ -355,6 +364,12 @@ export class RunExecutor {
         log.warn({ err }, 'run failed');
       }
     }
+    // As the official Python server: after a run's last event, a URL per feedback key.
+    if (status === 'success' && kwargs.feedback_keys?.length && this.deps.tracing)
+      writer.push(
+        'feedback',
+        await this.deps.tracing.feedbackUrls(run.run_id, kwargs.feedback_keys, log),
+      );
     await this.deps.checkpoints.idle(run.thread_id);
     /** Checkpoints that could not be written end the run `error`, with an `error` event. */
     const failWith = (err: unknown) => {

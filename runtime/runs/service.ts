@@ -12,6 +12,7 @@ import {
   AppError,
   badRequest,
   conflict,
+  invalid,
   notFound,
   unavailable,
 } from '../../common/errors/index.js';
@@ -54,6 +55,8 @@ export interface RunServiceDeps {
   configurableHeaders?: HeaderSelector | undefined;
   /** Refuses a webhook URL with a 422 naming the rule (the webhooks context's validator). */
   validateWebhook?: (url: string) => Promise<void>;
+  /** Whether runs are traced: a run's `feedback_keys` need a trace to point at. */
+  tracesRuns?: boolean;
   /** This process's worker, which can take a run as it is created (see `create`). */
   dispatcher?: RunDispatcher | undefined;
   /**
@@ -472,6 +475,11 @@ export class RunService {
             )
           : err;
       });
+    if (body.feedback_keys?.length && !this.deps.tracesRuns)
+      throw invalid(
+        ['body', 'feedback_keys'],
+        "feedback_keys needs tracing, which is off on this server (LANGSMITH_TRACING=false): feedback URLs point at the run's trace",
+      );
     const stateless = threadId === undefined;
     if (stateless && body.command?.resume !== undefined) {
       throw badRequest('You must provide a thread_id when resuming.');
@@ -496,6 +504,7 @@ export class RunService {
       durability: body.durability ?? (body.checkpoint_during === false ? 'exit' : null),
       ...(body.strict_resume ? { strict_resume: true } : {}),
       ...(body.langsmith_tracer ? { langsmith_tracer: body.langsmith_tracer } : {}),
+      ...(body.feedback_keys?.length ? { feedback_keys: body.feedback_keys } : {}),
     };
     const rootCheckpoint = rootCheckpointOf(kwargs);
     if (!stateless && rootCheckpoint)
@@ -622,26 +631,33 @@ export class RunService {
 
   /**
    * The run's final result: the last `values` event, or `{__error__}` if it failed; without
-   * either, the thread's values. Waits for the run to end. `created`: the caller just created
-   * it, in this turn (see RunEventLog.read).
+   * either, the thread's values. A run given `feedback_keys` adds its URLs as `__feedback__`,
+   * as the official Python server does. Waits for the run to end. `created`: the caller just
+   * created it, in this turn (see RunEventLog.read).
    */
   async result(run: RunRow, signal?: AbortSignal, created = false): Promise<unknown> {
     let values: unknown;
     let error: unknown;
+    let feedback: unknown;
     for await (const event of this.deps.events.read(run.run_id, -1, signal, {
       created,
       wait: true,
     })) {
       if (event.event === 'values') values = event.data;
-      if (event.event === 'error') error = event.data;
+      else if (event.event === 'error') error = event.data;
+      else if (event.event === 'feedback') feedback = event.data;
     }
     // The process is stopping and the run may go on elsewhere: its result is not known here.
     if (this.deps.events.closed && (await this.deps.runs.isActive(run.run_id)))
       throw unavailable('The server is shutting down; join the run again for its result');
     if (error !== undefined) return { __error__: error };
-    if (values !== undefined) return values;
-    const thread = await this.deps.threads.getRow(run.thread_id).catch(() => undefined);
-    return thread?.values ?? null;
+    const result =
+      values !== undefined
+        ? values
+        : ((await this.deps.threads.getRow(run.thread_id).catch(() => undefined))?.values ?? null);
+    return feedback !== undefined && isObject(result)
+      ? { ...result, __feedback__: feedback }
+      : result;
   }
 
   /** Every run's events on a thread, one run after another, until `signal` ends it. */
@@ -705,3 +721,6 @@ export class RunService {
     }
   }
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

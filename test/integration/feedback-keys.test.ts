@@ -1,0 +1,127 @@
+// A run's `feedback_keys`: when it succeeds, the runtime hands out one presigned feedback URL per
+// key (a `feedback` event last in its stream, `__feedback__` in its wait result), made by the
+// trace store its runs are traced into; a user posts feedback there without an API key and it
+// lands on the run's trace. Without tracing the keys are refused, not ignored.
+import { Client as AgentClient } from '@langchain/langgraph-sdk';
+import { Client } from 'langsmith';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { collect } from '../support/iterables.js';
+import { startServer, type RunningServer } from '../support/server.js';
+
+const hi = (text: string) => ({ messages: [{ role: 'user', content: text }] });
+
+/** The feedback recorded on a run, once `count` items are there (ingest is asynchronous). */
+async function feedbackOf(ls: Client, runId: string, count: number) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const items = await collect(ls.listFeedback({ runIds: [runId] }));
+    if (items.length >= count || Date.now() > deadline) return items;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('graphdock dev, tracing into its own store', () => {
+  let db: TestDatabase;
+  let dev: RunningServer;
+  let agent: AgentClient;
+  beforeAll(async () => {
+    db = await createTestDatabase(inject('pgAdminUrl'));
+    dev = await startServer({ command: 'dev', databaseUrl: db.url });
+    agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
+  }, 120_000);
+  afterAll(async () => {
+    await dev?.stop();
+    await db?.drop();
+  });
+
+  it('answers a wait with a URL per key, where feedback is recorded without an API key', async () => {
+    const thread = await agent.threads.create();
+    const result = (await agent.runs.wait(thread.thread_id, 'echo', {
+      input: hi('rate me'),
+      feedbackKeys: ['helpful', 'correct'],
+    })) as { messages: unknown[]; __feedback__: Record<string, string> };
+    expect(result.messages).toHaveLength(2);
+    const urls = result.__feedback__;
+    expect(Object.keys(urls).sort()).toEqual(['correct', 'helpful']);
+    for (const url of Object.values(urls))
+      expect(url.startsWith(`${dev.url}/api/v1/feedback/tokens/`), url).toBe(true);
+
+    const posted = await fetch(urls.helpful!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ score: 1, comment: 'spot on' }),
+    });
+    expect(posted.status, await posted.clone().text()).toBeLessThan(300);
+    const got = await fetch(`${urls.correct!}?score=0`);
+    expect(got.status, await got.clone().text()).toBeLessThan(300);
+
+    const [run] = await agent.runs.list(thread.thread_id);
+    const ls = new Client({ apiUrl: `${dev.url}/api/v1` });
+    const items = await feedbackOf(ls, run!.run_id, 2);
+    expect(
+      items
+        .map((f) => [f.key, f.score, f.comment ?? null])
+        .sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+    ).toEqual([
+      ['correct', 0, null],
+      ['helpful', 1, 'spot on'],
+    ]);
+  });
+
+  it('ends a stream with the feedback event, and a failed run gets none', async () => {
+    const parts = await collect(
+      agent.runs.stream(null, 'echo', {
+        input: hi('stream me'),
+        feedbackKeys: ['helpful'],
+        streamMode: ['values'],
+      }),
+    );
+    const events = parts.map((p) => p.event as string);
+    expect(events.at(-1)).toBe('feedback');
+    expect(Object.keys(parts.at(-1)!.data as object)).toEqual(['helpful']);
+
+    const thread = await agent.threads.create();
+    const failed = (await agent.runs.wait(thread.thread_id, 'echo', {
+      input: hi('x'),
+      config: { recursion_limit: 1 },
+      feedbackKeys: ['helpful'],
+    })) as Record<string, unknown>;
+    expect(failed.__error__).toBeDefined();
+    expect(failed.__feedback__).toBeUndefined();
+  });
+});
+
+describe('a runtime that traces nothing', () => {
+  let db: TestDatabase;
+  let server: RunningServer;
+  beforeAll(async () => {
+    db = await createTestDatabase(inject('pgAdminUrl'));
+    server = await startServer({ databaseUrl: db.url, env: { LANGSMITH_TRACING: 'false' } });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('refuses feedback_keys with a 422 naming them, and creates no run', async () => {
+    const agent = new AgentClient({ apiUrl: server.url, apiKey: null });
+    const thread = await agent.threads.create();
+    const res = await fetch(`${server.url}/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'echo', input: hi('x'), feedback_keys: ['helpful'] }),
+    });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { detail: { loc: string[]; msg: string }[] };
+    expect(body.detail[0]!.loc).toEqual(['body', 'feedback_keys']);
+    expect(body.detail[0]!.msg).toMatch(/tracing/);
+    expect(await agent.runs.list(thread.thread_id)).toEqual([]);
+    // An empty list asks for nothing and is accepted.
+    const empty = await agent.runs.wait(thread.thread_id, 'echo', {
+      input: hi('y'),
+      feedbackKeys: [],
+    });
+    expect(empty).not.toHaveProperty('__feedback__');
+  });
+});
