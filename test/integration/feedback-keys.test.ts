@@ -11,6 +11,17 @@ import { startServer, type RunningServer } from '../support/server.js';
 
 const hi = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 
+/** `POST /threads/{id}/runs/wait`: the run's result. */
+async function waitFor(url: string, threadId: string, body: unknown) {
+  const res = await fetch(`${url}/threads/${threadId}/runs/wait`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as Record<string, unknown>;
+}
+
 /** The feedback recorded on a run, once `count` items are there (ingest is asynchronous). */
 async function feedbackOf(ls: Client, runId: string, count: number) {
   const deadline = Date.now() + 30_000;
@@ -37,9 +48,11 @@ describe('graphdock dev, tracing into its own store', () => {
 
   it('answers a wait with a URL per key, where feedback is recorded without an API key', async () => {
     const thread = await agent.threads.create();
-    const result = (await agent.runs.wait(thread.thread_id, 'echo', {
+    // Both SDKs send feedback_keys with streams only: a wait is asked for as a raw request.
+    const result = (await waitFor(dev.url, thread.thread_id, {
+      assistant_id: 'echo',
       input: hi('rate me'),
-      feedbackKeys: ['helpful', 'correct'],
+      feedback_keys: ['helpful', 'correct'],
     })) as { messages: unknown[]; __feedback__: Record<string, string> };
     expect(result.messages).toHaveLength(2);
     const urls = result.__feedback__;
@@ -82,11 +95,12 @@ describe('graphdock dev, tracing into its own store', () => {
     expect(Object.keys(parts.at(-1)!.data as object)).toEqual(['helpful']);
 
     const thread = await agent.threads.create();
-    const failed = (await agent.runs.wait(thread.thread_id, 'echo', {
+    const failed = await waitFor(dev.url, thread.thread_id, {
+      assistant_id: 'echo',
       input: hi('x'),
       config: { recursion_limit: 1 },
-      feedbackKeys: ['helpful'],
-    })) as Record<string, unknown>;
+      feedback_keys: ['helpful'],
+    });
     expect(failed.__error__).toBeDefined();
     expect(failed.__feedback__).toBeUndefined();
   });

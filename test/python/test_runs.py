@@ -135,3 +135,11 @@ def test_thread_stream_replays_every_run(client: SyncLangGraphClient) -> None:
         if len(started) == 2:
             break
     assert started == [first["run_id"], second["run_id"]]
+
+
+def test_feedback_keys_need_a_traced_runtime(client: SyncLangGraphClient) -> None:
+    """This suite's runtime traces nothing: feedback URLs would point nowhere, so keys are refused."""
+    thread_id = client.threads.create()["thread_id"]
+    stream = lambda: list(client.runs.stream(thread_id, "echo", input=said("x"), feedback_keys=["helpful"]))  # noqa: E731
+    refused(422, stream)
+    assert client.runs.list(thread_id) == []
