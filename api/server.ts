@@ -43,6 +43,8 @@ export interface ControlPlaneOptions {
   watchNamespaces?: readonly string[];
   /** The trace store's settings (retention); see docs/traces.md. */
   traces?: Partial<TraceSettings>;
+  /** The trace store's `/api/v1` as users reach it: the base of presigned feedback URLs. */
+  tracesPublicUrl?: string | undefined;
   /** Bulk export: the credential key ring and the self-hosted credential setting. */
   exports?: ExportSettings;
   /** Bulk export runs: who executes them, file and row group sizes, retries (docs/bulk-export.md). */
@@ -145,6 +147,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
       listeners,
       deployments,
       traces,
+      tracesPublicUrl: options.tracesPublicUrl,
       destinations,
       exports: exportParts.service,
       checkReady: async () => {

@@ -41,6 +41,7 @@ export async function runApi(
       s3: { requestTimeoutMs: env.bulkExport.s3TimeoutMs },
     },
     exportRuns: loadExportEnv(process.env),
+    tracesPublicUrl: env.tracesPublicUrl,
     ...compose,
   });
   let address: string;

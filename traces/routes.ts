@@ -54,6 +54,8 @@ export function isFeedbackTokenUse(method: string, path: string): boolean {
 export interface TraceRouteOptions {
   version: string;
   tenantOf: (request: FastifyRequest) => string;
+  /** The store's `/api/v1` as users reach it: the base of presigned feedback URLs. */
+  publicUrl?: string | undefined;
 }
 
 export function traceRoutes(
@@ -213,12 +215,12 @@ export function traceRoutes(
       const tokens = await service.createFeedbackTokens(
         tenantOf(req),
         Array.isArray(req.body) ? req.body : [req.body],
-        tokenUrl(req),
+        tokenUrl(req, options.publicUrl),
       );
       return Array.isArray(req.body) ? tokens : tokens[0];
     });
     app.get(FEEDBACK_TOKENS, { schema: { ...hide, querystring: TokenListQuery } }, (req) =>
-      service.listFeedbackTokens(tenantOf(req), req.query, tokenUrl(req)),
+      service.listFeedbackTokens(tenantOf(req), req.query, tokenUrl(req, options.publicUrl)),
     );
     // The uses of a presigned token: no key, the token names the workspace, run and key.
     app.get(
@@ -253,11 +255,13 @@ export function traceRoutes(
 }
 
 /**
- * A token's URL, made from a request to `/feedback/tokens`: where that request came (its scheme,
- * host and mount prefix). A proxy's X-Forwarded-* count only where the app trusts proxies
- * (fastify's trustProxy), which the api and the runtime do not.
+ * A token's URL: under the store's public URL when one is set (GRAPHDOCK_TRACES_PUBLIC_URL), else
+ * where the request to `/feedback/tokens` came (its scheme, host and mount prefix). A proxy's
+ * X-Forwarded-* count only where the app trusts proxies (fastify's trustProxy), which the api and
+ * the runtime do not.
  */
-function tokenUrl(req: FastifyRequest): (id: string) => string {
+function tokenUrl(req: FastifyRequest, publicUrl: string | undefined): (id: string) => string {
+  if (publicUrl) return (id) => `${publicUrl}/feedback/tokens/${id}`;
   const path = (req.url.split('?')[0] ?? '').replace(/\/+$/, '');
   return (id) => `${req.protocol}://${req.host}${path}/${id}`;
 }

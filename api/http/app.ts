@@ -31,6 +31,8 @@ export interface ControlPlaneAppDeps {
   listeners: ListenerService;
   deployments: DeploymentService;
   traces: TraceService;
+  /** The trace store's `/api/v1` as users reach it: the base of presigned feedback URLs. */
+  tracesPublicUrl?: string | undefined;
   destinations: DestinationService;
   exports: ExportService;
   checkReady: () => Promise<void>;
@@ -95,6 +97,7 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
     traceRoutes(deps.traces, {
       version: deps.version,
       tenantOf: (req) => principalOf(req).workspace.id,
+      publicUrl: deps.tracesPublicUrl,
     }),
   );
   // Bulk export destinations: the key's workspace and permissions.

@@ -29,6 +29,14 @@ const ControlPlaneEnvSchema = z.object({
   GRAPHDOCK_BULK_EXPORT_DEFAULT_CREDENTIALS: z.enum(['true', 'false']).default('false'),
   /** Timeout of each S3 request of a destination's test write. */
   GRAPHDOCK_BULK_EXPORT_S3_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /**
+   * Where users reach the trace store (`https://<host>/api/v1`): the base of presigned feedback
+   * URLs, which otherwise name the host the runtime asked on (the api's in-cluster Service).
+   */
+  GRAPHDOCK_TRACES_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+    .transform((url) => url.replace(/\/+$/, ''))
+    .optional(),
 });
 
 export interface ControlPlaneEnv {
@@ -45,6 +53,8 @@ export interface ControlPlaneEnv {
     allowDefaultCredentials: boolean;
     s3TimeoutMs: number;
   };
+  /** GRAPHDOCK_TRACES_PUBLIC_URL: the base of presigned feedback URLs, when set. */
+  tracesPublicUrl: string | undefined;
   bootstrap:
     | {
         apiKey: string;
@@ -77,6 +87,7 @@ export function loadControlPlaneEnv(env: NodeJS.ProcessEnv): Readonly<ControlPla
       allowDefaultCredentials: e.GRAPHDOCK_BULK_EXPORT_DEFAULT_CREDENTIALS === 'true',
       s3TimeoutMs: e.GRAPHDOCK_BULK_EXPORT_S3_TIMEOUT_MS,
     },
+    tracesPublicUrl: e.GRAPHDOCK_TRACES_PUBLIC_URL,
     bootstrap: e.GRAPHDOCK_BOOTSTRAP_API_KEY
       ? {
           apiKey: e.GRAPHDOCK_BOOTSTRAP_API_KEY,

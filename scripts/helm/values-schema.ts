@@ -103,6 +103,11 @@ export const ChartValues = z.strictObject({
       type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']),
       port: z.int().min(1).max(65535),
     }),
+    tracesPublicUrl: z
+      .union([z.literal(''), z.string().regex(/^https?:\/\/\S+$/)])
+      .describe(
+        'Where users reach the trace store (`https://<host>/api/v1`): GRAPHDOCK_TRACES_PUBLIC_URL',
+      ),
   }),
   operator: z.strictObject({
     enabled: z.boolean(),

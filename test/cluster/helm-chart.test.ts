@@ -206,6 +206,27 @@ describe('helm lint and template', () => {
     });
     expect(monitor?.metadata).toMatchObject({ labels: { release: 'prom' } });
   });
+
+  it('passes api.tracesPublicUrl to the api, and no variable when it is empty', async () => {
+    type Deployment = Manifest & {
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    const apiEnv = async (args: string[]) =>
+      (loadAll(await template(args)) as (Deployment | null)[])
+        .find((m) => m?.kind === 'Deployment' && m.metadata.name.endsWith('-api'))!
+        .spec.template.spec.containers[0]!.env.filter(
+          (e) => e.name === 'GRAPHDOCK_TRACES_PUBLIC_URL',
+        );
+    expect(
+      await apiEnv(['--set', 'api.tracesPublicUrl=https://traces.example.com/api/v1']),
+    ).toEqual([
+      { name: 'GRAPHDOCK_TRACES_PUBLIC_URL', value: 'https://traces.example.com/api/v1' },
+    ]);
+    expect(await apiEnv([])).toEqual([]);
+    expect(await failureOf(template(['--set', 'api.tracesPublicUrl=ftp://x']))).toMatch(
+      /tracesPublicUrl/,
+    );
+  });
 });
 
 describe('values.schema.json and required values', () => {
