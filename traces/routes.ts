@@ -137,10 +137,12 @@ export function traceRoutes(
         if (parsed.clipped) req.log.warn({ clipped: parsed.clipped }, CLIPPED_WARNING);
         const post = validParts(z.array(RunCreate), parsed.post, 'post');
         const patch = validParts(z.array(RunUpdate), parsed.patch, 'patch');
-        const feedback = validParts(z.array(FeedbackCreate), parsed.feedback, 'feedback');
         const tenantId = tenantOf(req);
         await service.ingest(tenantId, post, patch);
-        // After the runs, so that feedback on a run of the same batch takes its trace and project.
+        // After the runs: feedback on a run of the same batch takes its trace and project, and a
+        // malformed feedback part is refused without the batch's runs (the SDKs drop a batch
+        // that is refused, and do not send it again).
+        const feedback = validParts(z.array(FeedbackCreate), parsed.feedback, 'feedback');
         if (feedback.length) await service.createFeedback(tenantId, feedback);
         return reply.code(202).send(accepted);
       },

@@ -210,7 +210,8 @@ describe('feedback in the trace store, with the official SDK', () => {
       { id: feedbackId, key: 'quality', score: 0.5, trace_id: run.id, session_id: session.id },
     ]);
 
-    // Hand-built: a feedback part beside a run, and one with a bad score refusing the batch.
+    // Hand-built: a feedback part beside a run, and one with a bad score, refused without the
+    // run beside it (the SDKs drop a refused batch for good).
     const boundary = 'graphdock-feedback';
     const multipart = (parts: [string, unknown][]) =>
       http('/runs/multipart', {
@@ -239,11 +240,17 @@ describe('feedback in the trace store, with the official SDK', () => {
       run_id: runId,
       score: 1,
     });
+    const keptRun = randomUUID();
     const bad = await multipart([
+      [
+        `post.${keptRun}`,
+        { name: 'kept', run_type: 'chain', start_time: Date.now(), session_name: project },
+      ],
       [`feedback.${randomUUID()}`, { run_id: runId, key: 'thumbs', score: 'yes' }],
     ]);
     expect(bad.status).toBe(422);
     expect(await bad.json()).toMatchObject({ detail: [{ loc: ['body', 'feedback', 0, 'score'] }] });
+    expect(await client().readRun(keptRun)).toMatchObject({ id: keptRun, name: 'kept' });
   });
 
   it('takes feedback through a presigned token without a key, for its run and key only', async () => {
