@@ -10,7 +10,7 @@ import { Client, RunTree } from 'langsmith';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logging/index.js';
 import { createTraceService, TraceStore } from '../../traces/index.js';
-import { TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
+import { runTracesPython, TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
 import { collect } from '../support/iterables.js';
 
 const api = useTraceApi();
@@ -477,4 +477,20 @@ describe('feedback in the trace store, with the official SDK', () => {
     const left = await collect(theirs.listFeedback({ runIds: [ancient, old, recent, never] }));
     expect(left.map((f) => f.run_id)).toEqual([recent, recent]);
   });
+
+  it("takes the feedback of PyPI's langsmith: by run, batched with the traces, and by token", async () => {
+    const result = await runTracesPython('feedback_langsmith.py', {
+      LANGSMITH_ENDPOINT: api.endpoint,
+      LANGSMITH_API_KEY: TRACES_BOOTSTRAP_KEY,
+      LANGSMITH_TRACING: 'true',
+      LANGSMITH_PROJECT: `py-feedback-${randomUUID()}`,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const runId = result.stdout.trim().split('\n').at(-1)!;
+    expect((await client().readRun(runId)).feedback_stats).toMatchObject({
+      direct: { n: 1, avg: 1 },
+      batched: { n: 1, avg: 0.5 },
+      thumbs: { n: 1, avg: 1 },
+    });
+  }, 600_000);
 });
