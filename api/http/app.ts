@@ -1,4 +1,5 @@
 // The control-plane fastify application, built from ready services.
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
@@ -13,7 +14,7 @@ import { deploymentRoutes, type DeploymentService } from '../deployments/index.j
 import { listenerRoutes, type ListenerService } from '../listeners/index.js';
 import type { TenancyService } from '../tenancy/index.js';
 import { principalOf, registerAuth, verifyKeyRoute, type TraceKeyVerifier } from '../auth/index.js';
-import { traceRoutes, type TraceService } from '../../traces/index.js';
+import { isFeedbackTokenUse, traceRoutes, type TraceService } from '../../traces/index.js';
 import {
   destinationRoutes,
   exportRoutes,
@@ -68,6 +69,22 @@ export async function buildControlPlaneApp(deps: ControlPlaneAppDeps): Promise<F
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   registerAuth(app, deps.tenancy, deps.traceKeys);
+  // A presigned feedback URL is used from users' browsers (a chat page's thumbs-up): its two
+  // routes answer any origin, preflight included. The rest of the api stays same-origin.
+  await app.register(cors, {
+    delegator: (req, callback) => {
+      const method =
+        req.method === 'OPTIONS'
+          ? String(req.headers['access-control-request-method'])
+          : req.method;
+      callback(
+        null,
+        isFeedbackTokenUse(method, req.url?.split('?')[0] ?? '')
+          ? { origin: '*', methods: ['GET', 'POST'] }
+          : { origin: false },
+      );
+    },
+  });
 
   await app.register(swagger, {
     openapi: {

@@ -493,4 +493,40 @@ describe('feedback in the trace store, with the official SDK', () => {
       thumbs: { n: 1, avg: 1 },
     });
   }, 600_000);
+
+  it("lets a page on any origin use a token's URL (preflight included), and nothing else", async () => {
+    const ls = client();
+    const run = await tracedRun(ls, `fb-cors-${randomUUID()}`);
+    const token = await ls.createPresignedFeedbackToken(run.id, 'thumbs');
+    const page = { origin: 'https://chat.example.com' };
+    const preflight = (url: string) =>
+      fetch(url, {
+        method: 'OPTIONS',
+        headers: {
+          ...page,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+    const allowed = await preflight(token.url);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('*');
+    expect(allowed.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(allowed.headers.get('access-control-allow-headers')).toContain('content-type');
+    const posted = await fetch(token.url, {
+      method: 'POST',
+      headers: { ...page, 'content-type': 'application/json' },
+      body: JSON.stringify({ score: 1 }),
+    });
+    expect(posted.status).toBe(200);
+    expect(posted.headers.get('access-control-allow-origin')).toBe('*');
+    // Keyed routes give a page on another origin nothing to read.
+    const other = await preflight(`${api.endpoint}/runs/query`);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const listed = await fetch(`${api.endpoint}/feedback?run=${run.id}`, {
+      headers: { ...page, 'x-api-key': TRACES_BOOTSTRAP_KEY, 'x-tenant-id': api.workspaceId },
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('access-control-allow-origin')).toBeNull();
+  });
 });
