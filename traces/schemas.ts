@@ -106,6 +106,14 @@ export const ThreadQuery = z.object({ session_id: Uuid.optional() });
 
 export const Retention = z.object({ ttl_days: z.number().int().min(1).max(3650) });
 
+/**
+ * LangSmith's feedback configs (a key's score type and categories) are not kept here: one given
+ * is refused rather than ignored, so that nobody counts on its checks.
+ */
+const NoFeedbackConfig = z
+  .null({ error: 'feedback configs are not supported by this trace store' })
+  .optional();
+
 /** A feedback score: a number, or a boolean (stored as 1 or 0). */
 const Score = z.union([z.number(), z.boolean()]).nullish();
 const FeedbackSource = z.looseObject({ type: z.string().nullish() }).nullish();
@@ -126,6 +134,7 @@ export const FeedbackCreate = z.looseObject({
   correction: Json,
   feedback_source: FeedbackSource,
   created_at: Time,
+  feedback_config: NoFeedbackConfig,
 });
 export type FeedbackCreate = z.infer<typeof FeedbackCreate>;
 
@@ -156,7 +165,7 @@ const TokenCreate = z.looseObject({
     .nullish(),
   // Python's SDK may send a naive isoformat(): read as UTC, as run times are.
   expires_at: z.iso.datetime({ offset: true, local: true }).nullish(),
-  feedback_config: z.unknown().optional(),
+  feedback_config: NoFeedbackConfig,
 });
 export type TokenCreate = z.infer<typeof TokenCreate>;
 /** `createPresignedFeedbackToken`'s body, or a list of them. */

@@ -150,13 +150,17 @@ describe('feedback in the trace store, with the official SDK', () => {
       session_id: null,
     });
     expect(body.id).toMatch(/^[0-9a-f-]{36}$/);
-    const refused = async (json: unknown) =>
+    const statusOf = async (json: unknown) =>
       (await http('/feedback', { method: 'POST', json })).status;
     // Feedback on a project alone is not kept here.
-    expect(await refused({ session_id: randomUUID(), key: 'k', score: 1 })).toBe(422);
-    expect(await refused({ run_id: runId, key: 'k', score: 'high' })).toBe(422);
-    expect(await refused({ run_id: runId, score: 1 })).toBe(422);
-    expect(await refused({ run_id: 'not-a-uuid', key: 'k' })).toBe(422);
+    expect(await statusOf({ session_id: randomUUID(), key: 'k', score: 1 })).toBe(422);
+    expect(await statusOf({ run_id: runId, key: 'k', score: 'high' })).toBe(422);
+    expect(await statusOf({ run_id: runId, score: 1 })).toBe(422);
+    expect(await statusOf({ run_id: 'not-a-uuid', key: 'k' })).toBe(422);
+    // A feedback config is not kept: refused, not ignored (null, as Python's SDK sends, passes).
+    const config = { type: 'continuous', min: 0, max: 1 };
+    expect(await statusOf({ run_id: runId, key: 'k', feedback_config: config })).toBe(422);
+    expect(await statusOf({ run_id: runId, key: 'k', feedback_config: null })).toBe(200);
     expect((await http(`/feedback/${randomUUID()}`)).status).toBe(404);
     // The feedback routes other than a token's use still need a key.
     expect((await http('/feedback', { key: null })).status).toBe(401);
@@ -353,6 +357,11 @@ describe('feedback in the trace store, with the official SDK', () => {
       json: { run_id: run.id, feedback_key: 'a', expires_at: '2020-01-01T00:00:00Z' },
     });
     expect(past.status).toBe(422);
+    const configured = await http('/feedback/tokens', {
+      method: 'POST',
+      json: { run_id: run.id, feedback_key: 'a', feedback_config: { type: 'categorical' } },
+    });
+    expect(configured.status).toBe(422);
     // A naive time (Python's isoformat()) is UTC.
     const naive = new Date(Date.now() + 3_600_000).toISOString().replace('Z', '123');
     const fromPython = await http('/feedback/tokens', {
