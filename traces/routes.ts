@@ -15,6 +15,7 @@ import {
   FeedbackCreate,
   FeedbackIdParams,
   FeedbackQuery,
+  FeedbackUpdate,
   Retention,
   RunBatch,
   RunCreate,
@@ -212,6 +213,19 @@ export function traceRoutes(
       `${TRACES_PREFIX}/feedback/:feedback_id`,
       { schema: { ...hide, params: FeedbackIdParams } },
       (req) => service.getFeedback(tenantOf(req), req.params.feedback_id),
+    );
+    app.patch(
+      `${TRACES_PREFIX}/feedback/:feedback_id`,
+      { schema: { ...hide, params: FeedbackIdParams, body: FeedbackUpdate } },
+      (req) => service.updateFeedback(tenantOf(req), req.params.feedback_id, req.body),
+    );
+    app.delete(
+      `${TRACES_PREFIX}/feedback/:feedback_id`,
+      { schema: { ...hide, params: FeedbackIdParams } },
+      async (req, reply) => {
+        await service.deleteFeedback(tenantOf(req), req.params.feedback_id);
+        return reply.code(204).send();
+      },
     );
     app.post(FEEDBACK_TOKENS, { schema: { ...hide, body: TokenCreateBody } }, async (req) => {
       const tokens = await service.createFeedbackTokens(

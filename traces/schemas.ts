@@ -140,6 +140,16 @@ export type FeedbackCreate = z.infer<typeof FeedbackCreate>;
 
 export const FeedbackIdParams = z.object({ feedback_id: Uuid });
 
+/** `client.updateFeedback`: the fields it sends, each optional. */
+export const FeedbackUpdate = z.looseObject({
+  score: Score,
+  value: Json,
+  comment: Text.nullish(),
+  correction: Json,
+  feedback_config: NoFeedbackConfig,
+});
+export type FeedbackUpdate = z.infer<typeof FeedbackUpdate>;
+
 const Many = <T extends z.ZodType>(item: T) =>
   z.union([item, z.array(item)]).transform((v) => (Array.isArray(v) ? v : [v]));
 

@@ -21,6 +21,7 @@ import {
 } from './model.js';
 import type {
   FeedbackCreate,
+  FeedbackUpdate,
   RunCreate,
   RunQueryBody,
   RunUpdate,
@@ -296,6 +297,25 @@ export class TraceService {
     const feedback = await this.store.feedback(tenantId, id.toLowerCase());
     if (!feedback) throw notFound(`Feedback ${id} not found`);
     return feedback;
+  }
+
+  /** `updateFeedback`: the fields given change, a boolean score is stored as 1 or 0. */
+  async updateFeedback(tenantId: string, id: string, body: FeedbackUpdate): Promise<StoredFeedback> {
+    const updated = await this.store.updateFeedback(tenantId, id.toLowerCase(), {
+      ...(body.score !== undefined
+        ? { score: typeof body.score === 'boolean' ? Number(body.score) : body.score }
+        : {}),
+      ...(body.value !== undefined ? { value: body.value } : {}),
+      ...(body.comment !== undefined ? { comment: body.comment } : {}),
+      ...(body.correction !== undefined ? { correction: body.correction } : {}),
+    });
+    if (!updated) throw notFound(`Feedback ${id} not found`);
+    return updated;
+  }
+
+  async deleteFeedback(tenantId: string, id: string): Promise<void> {
+    if (!(await this.store.deleteFeedback(tenantId, id.toLowerCase())))
+      throw notFound(`Feedback ${id} not found`);
   }
 
   listFeedback(

@@ -626,6 +626,37 @@ export class TraceStore {
     return rows[0];
   }
 
+  /** Sets the fields given of a feedback (`updateFeedback`); undefined when it is not there. */
+  async updateFeedback(
+    tenantId: string,
+    id: string,
+    patch: { score?: number | null; value?: unknown; comment?: string | null; correction?: unknown },
+  ): Promise<StoredFeedback | undefined> {
+    const params = new SqlParams();
+    const set = ['modified_at = now()'];
+    if (patch.score !== undefined) set.push(`score = ${params.add(patch.score)}::float8`);
+    if (patch.value !== undefined) set.push(`value = ${params.add(jsonb(patch.value))}::jsonb`);
+    if (patch.comment !== undefined) set.push(`comment = ${params.add(patch.comment)}::text`);
+    if (patch.correction !== undefined)
+      set.push(`correction = ${params.add(jsonb(patch.correction))}::jsonb`);
+    const { rows } = await this.pool.query<StoredFeedback>(
+      `UPDATE trace_feedback SET ${set.join(', ')}
+        WHERE tenant_id = ${params.add(tenantId)} AND id = ${params.add(id)}
+        RETURNING ${FEEDBACK_SELECT}`,
+      params.values,
+    );
+    return rows[0];
+  }
+
+  /** Deletes a feedback (`deleteFeedback`); whether there was one. */
+  async deleteFeedback(tenantId: string, id: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      'DELETE FROM trace_feedback WHERE tenant_id = $1 AND id = $2',
+      [tenantId, id],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   /** Feedback of any of `runs` with any of `keys` and `sources` (each optional), newest first. */
   async listFeedback(
     tenantId: string,

@@ -405,6 +405,37 @@ describe('feedback in the trace store, with the official SDK', () => {
     expect((await ls.readRun(run.id)).feedback_stats).toEqual({
       private: { n: 1, avg: 1, values: {} },
     });
+    // Nor can they change or delete ours: the same id is theirs.
+    await theirs.updateFeedback(feedbackId, { score: 0.25 });
+    await theirs.deleteFeedback(feedbackId);
+    expect(await ls.readFeedback(feedbackId)).toMatchObject({ key: 'private', score: 1 });
+    await expect(theirs.deleteFeedback(feedbackId)).rejects.toThrow(/404|not found/i);
+  });
+
+  it('updates and deletes a feedback with updateFeedback and deleteFeedback', async () => {
+    const ls = client();
+    const run = await tracedRun(ls, `fb-edit-${randomUUID()}`);
+    const feedbackId = randomUUID();
+    await ls.createFeedback(run.id, 'quality', { score: 0.2, comment: 'first', feedbackId });
+    await ls.updateFeedback(feedbackId, { score: true, correction: { better: 'x\u0000y' } });
+    expect(await ls.readFeedback(feedbackId)).toMatchObject({
+      key: 'quality',
+      score: 1,
+      comment: 'first',
+      correction: { better: 'x\u0000y' },
+    });
+    await ls.updateFeedback(feedbackId, { comment: 'second' });
+    expect(await ls.readFeedback(feedbackId)).toMatchObject({ score: 1, comment: 'second' });
+    const bad = await http(`/feedback/${feedbackId}`, { method: 'PATCH', json: { score: 'top' } });
+    expect(bad.status).toBe(422);
+    await ls.deleteFeedback(feedbackId);
+    await expect(ls.readFeedback(feedbackId)).rejects.toThrow(/404|not found/i);
+    expect((await ls.readRun(run.id)).feedback_stats).toBeNull();
+    const missing = await http(`/feedback/${randomUUID()}`, {
+      method: 'PATCH',
+      json: { score: 1 },
+    });
+    expect(missing.status).toBe(404);
   });
 
   it('puts feedback_stats in the bulk export rows', async () => {
