@@ -300,7 +300,11 @@ export class TraceService {
   }
 
   /** `updateFeedback`: the fields given change, a boolean score is stored as 1 or 0. */
-  async updateFeedback(tenantId: string, id: string, body: FeedbackUpdate): Promise<StoredFeedback> {
+  async updateFeedback(
+    tenantId: string,
+    id: string,
+    body: FeedbackUpdate,
+  ): Promise<StoredFeedback> {
     const updated = await this.store.updateFeedback(tenantId, id.toLowerCase(), {
       ...(body.score !== undefined
         ? { score: typeof body.score === 'boolean' ? Number(body.score) : body.score }

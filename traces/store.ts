@@ -630,7 +630,12 @@ export class TraceStore {
   async updateFeedback(
     tenantId: string,
     id: string,
-    patch: { score?: number | null; value?: unknown; comment?: string | null; correction?: unknown },
+    patch: {
+      score?: number | null;
+      value?: unknown;
+      comment?: string | null;
+      correction?: unknown;
+    },
   ): Promise<StoredFeedback | undefined> {
     const params = new SqlParams();
     const set = ['modified_at = now()'];
