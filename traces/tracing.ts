@@ -11,6 +11,8 @@ export const DEV_TRACES_TENANT = '00000000-0000-0000-0000-000000000000';
 const LANGSMITH_CLOUD = 'https://api.smith.langchain.com';
 /** How long one batch's request may take before it is abandoned (and counted as failed). */
 const SEND_TIMEOUT_MS = 30_000;
+/** How long a run's end waits for its presigned feedback URLs. */
+const FEEDBACK_TOKEN_TIMEOUT_MS = 5_000;
 /** Default bound of the queue of runs waiting to be sent. */
 const DEFAULT_QUEUE_BYTES = 64 * 1024 * 1024;
 
@@ -172,16 +174,26 @@ export class RuntimeTracing {
   /**
    * Presigned feedback URLs for a traced run (a run's `feedback_keys`), one per key, from the
    * trace endpoint: anyone holding one records feedback on the run's trace without an API key.
-   * Keys whose token could not be made are left out and logged.
+   * Keys whose token could not be made within `timeoutMs` are left out and logged: the run's end
+   * waits for them, and the SDK would retry an endpoint that is down for a minute.
    */
   async feedbackUrls(
     runId: string,
     keys: readonly string[],
     logger: Logger,
+    timeoutMs = FEEDBACK_TOKEN_TIMEOUT_MS,
   ): Promise<Record<string, string>> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer from the trace endpoint within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
     const tokens = await Promise.allSettled(
-      keys.map((key) => this.client.createPresignedFeedbackToken(runId, key)),
+      keys.map((key) => Promise.race([this.client.createPresignedFeedbackToken(runId, key), late])),
     );
+    clearTimeout(timer);
     const urls: Record<string, string> = {};
     tokens.forEach((token, i) => {
       if (token.status === 'fulfilled') urls[keys[i]!] = token.value.url;

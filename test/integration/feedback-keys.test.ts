@@ -7,6 +7,7 @@ import { Client } from 'langsmith';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { collect } from '../support/iterables.js';
+import { freePort } from '../../common/db/index.js';
 import { startServer, type RunningServer } from '../support/server.js';
 
 const hi = (text: string) => ({ messages: [{ role: 'user', content: text }] });
@@ -137,5 +138,34 @@ describe('a runtime that traces nothing', () => {
       feedbackKeys: [],
     });
     expect(empty).not.toHaveProperty('__feedback__');
+  });
+});
+
+describe('a runtime whose trace endpoint is down', () => {
+  let db: TestDatabase;
+  let server: RunningServer;
+  beforeAll(async () => {
+    db = await createTestDatabase(inject('pgAdminUrl'));
+    // Nothing listens there: token requests are refused, and the SDK would retry them.
+    const endpoint = `http://127.0.0.1:${await freePort()}/api/v1`;
+    server = await startServer({
+      databaseUrl: db.url,
+      env: { GRAPHDOCK_TRACES_ENDPOINT: endpoint },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('ends a run with feedback_keys within seconds, its feedback event empty', async () => {
+    const agent = new AgentClient({ apiUrl: server.url, apiKey: null });
+    const started = performance.now();
+    const parts = await collect(
+      agent.runs.stream(null, 'echo', { input: hi('x'), feedbackKeys: ['helpful'] }),
+    );
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(parts.at(-1)).toMatchObject({ event: 'feedback', data: {} });
+    expect(server.output()).toMatch(/no feedback URL for this key/);
   });
 });
