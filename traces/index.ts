@@ -15,7 +15,7 @@ export {
 } from './service.js';
 export { TraceStore } from './store.js';
 export { compileFilter } from './filter.js';
-export type { ExportedRun } from './model.js';
+export type { ExportedRun, StoredFeedback } from './model.js';
 export { EXPORT_CSV } from './model.js';
 export type { ExportQuery } from './store.js';
 export {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client, RunTree } from 'langsmith';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logging/index.js';
-import { createTraceService, TraceStore } from '../../traces/index.js';
+import { createTraceService, TraceStore, type StoredFeedback } from '../../traces/index.js';
 import { runTracesPython, TRACES_BOOTSTRAP_KEY, useTraceApi } from '../support/traces.js';
 import { collect } from '../support/iterables.js';
 
@@ -47,21 +47,6 @@ async function tracedRun(ls: Client, project: string): Promise<RunTree> {
   await root.patchRun();
   await ls.awaitPendingTraceBatches();
   return root;
-}
-
-interface Feedback {
-  id: string;
-  run_id: string;
-  trace_id: string | null;
-  session_id: string | null;
-  key: string;
-  score: number | null;
-  value: unknown;
-  comment: string | null;
-  correction: unknown;
-  feedback_source: { type?: string; metadata?: unknown } | null;
-  created_at: string;
-  modified_at: string;
 }
 
 describe('feedback in the trace store, with the official SDK', () => {
@@ -106,7 +91,7 @@ describe('feedback in the trace store, with the official SDK', () => {
       correction: { answer: 2 },
       feedback_source: { type: 'api', metadata: { who: 'test' } },
     });
-    const read = (await ls.readFeedback(feedbackId)) as unknown as Feedback;
+    const read = (await ls.readFeedback(feedbackId)) as unknown as StoredFeedback;
     expect(read).toEqual(correctness[0]);
     expect(Date.parse(read.created_at)).toBeLessThanOrEqual(Date.parse(read.modified_at));
     // Booleans are stored as 1 and 0.
@@ -135,7 +120,7 @@ describe('feedback in the trace store, with the official SDK', () => {
       json: { run_id: runId, key: 'k', score: 1, comment: 'c', created_at: '2026-01-02T03:04:05Z' },
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as Feedback;
+    const body = (await res.json()) as StoredFeedback;
     expect(body).toMatchObject({
       run_id: runId,
       key: 'k',
