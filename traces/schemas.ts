@@ -114,9 +114,16 @@ const NoFeedbackConfig = z
   .null({ error: 'feedback configs are not supported by this trace store' })
   .optional();
 
-/** A feedback score: a number, or a boolean (stored as 1 or 0). */
-const Score = z.union([z.number(), z.boolean()]).nullish();
+/** A feedback score: a number, or a boolean, read as 1 or 0 (how it is stored). */
+const Score = z.union([z.number(), z.boolean().transform(Number)]).nullish();
 const FeedbackSource = z.looseObject({ type: z.string().nullish() }).nullish();
+/** What a feedback says, however it arrives (created, updated, through a token). */
+const FeedbackFields = {
+  score: Score,
+  value: Json,
+  comment: Text.nullish(),
+  correction: Json,
+};
 
 /**
  * The body of `client.createFeedback` (POST /feedback, or a multipart `feedback.<id>` part).
@@ -128,10 +135,7 @@ export const FeedbackCreate = z.looseObject({
   trace_id: Uuid.nullish(),
   session_id: Uuid.nullish(),
   key: Text.min(1),
-  score: Score,
-  value: Json,
-  comment: Text.nullish(),
-  correction: Json,
+  ...FeedbackFields,
   feedback_source: FeedbackSource,
   created_at: Time,
   feedback_config: NoFeedbackConfig,
@@ -142,10 +146,7 @@ export const FeedbackIdParams = z.object({ feedback_id: Uuid });
 
 /** `client.updateFeedback`: the fields it sends, each optional. */
 export const FeedbackUpdate = z.looseObject({
-  score: Score,
-  value: Json,
-  comment: Text.nullish(),
-  correction: Json,
+  ...FeedbackFields,
   feedback_config: NoFeedbackConfig,
 });
 export type FeedbackUpdate = z.infer<typeof FeedbackUpdate>;
@@ -192,10 +193,7 @@ export const TokenListQuery = z.object({
 
 /** Feedback through a presigned token: the URL's query (GET) or a JSON body (POST). */
 export const TokenFeedback = z.looseObject({
-  score: Score,
-  value: Json,
-  comment: Text.nullish(),
-  correction: Json,
+  ...FeedbackFields,
   metadata: z.record(z.string(), z.unknown()).nullish(),
 });
 export type TokenFeedback = z.infer<typeof TokenFeedback>;
@@ -205,7 +203,7 @@ export const TokenFeedbackQuery = z.object({
   score: z
     .string()
     .transform((s, ctx) => {
-      if (s === 'true' || s === 'false') return s === 'true';
+      if (s === 'true' || s === 'false') return Number(s === 'true');
       const n = s.trim() === '' ? NaN : Number(s);
       if (Number.isFinite(n)) return n;
       ctx.addIssue({ code: 'custom', message: 'score must be a number or a boolean' });

@@ -299,20 +299,13 @@ export class TraceService {
     return feedback;
   }
 
-  /** `updateFeedback`: the fields given change, a boolean score is stored as 1 or 0. */
+  /** `updateFeedback`: the fields given change. */
   async updateFeedback(
     tenantId: string,
     id: string,
     body: FeedbackUpdate,
   ): Promise<StoredFeedback> {
-    const updated = await this.store.updateFeedback(tenantId, id.toLowerCase(), {
-      ...(body.score !== undefined
-        ? { score: typeof body.score === 'boolean' ? Number(body.score) : body.score }
-        : {}),
-      ...(body.value !== undefined ? { value: body.value } : {}),
-      ...(body.comment !== undefined ? { comment: body.comment } : {}),
-      ...(body.correction !== undefined ? { correction: body.correction } : {}),
-    });
+    const updated = await this.store.updateFeedback(tenantId, id.toLowerCase(), body);
     if (!updated) throw notFound(`Feedback ${id} not found`);
     return updated;
   }
@@ -431,14 +424,13 @@ export class TraceService {
 }
 
 function feedbackRecord(body: FeedbackCreate): FeedbackRecord {
-  const score = body.score ?? null;
   return {
     id: (body.id ?? randomUUID()).toLowerCase(),
     run_id: body.run_id.toLowerCase(),
     trace_id: body.trace_id?.toLowerCase() ?? null,
     session_id: body.session_id?.toLowerCase() ?? null,
     key: body.key,
-    score: typeof score === 'boolean' ? Number(score) : score,
+    score: body.score ?? null,
     value: body.value ?? null,
     comment: body.comment ?? null,
     correction: body.correction ?? null,
