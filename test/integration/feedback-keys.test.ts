@@ -2,23 +2,17 @@
 // key (a `feedback` event last in its stream, `__feedback__` in its wait result), made by the
 // trace store its runs are traced into; a user posts feedback there without an API key and it
 // lands on the run's trace. Without tracing the keys are refused, not ignored.
-import { Client as AgentClient } from '@langchain/langgraph-sdk';
 import { Client } from 'langsmith';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { collect } from '../support/iterables.js';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../common/db/index.js';
-import { startServer, type RunningServer } from '../support/server.js';
+import { useRuntime, type RuntimeFixture } from '../support/fixture.js';
+import { collect } from '../support/iterables.js';
 
 const hi = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 
 /** `POST /threads/{id}/runs/wait`: the run's result. */
-async function waitFor(url: string, threadId: string, body: unknown) {
-  const res = await fetch(`${url}/threads/${threadId}/runs/wait`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+async function waitFor(rt: RuntimeFixture, threadId: string, json: unknown) {
+  const res = await rt.http(`/threads/${threadId}/runs/wait`, { method: 'POST', json });
   expect(res.status).toBe(200);
   return (await res.json()) as Record<string, unknown>;
 }
@@ -34,23 +28,12 @@ async function feedbackOf(ls: Client, runId: string, count: number) {
 }
 
 describe('graphdock dev, tracing into its own store', () => {
-  let db: TestDatabase;
-  let dev: RunningServer;
-  let agent: AgentClient;
-  beforeAll(async () => {
-    db = await createTestDatabase(inject('pgAdminUrl'));
-    dev = await startServer({ command: 'dev', databaseUrl: db.url });
-    agent = new AgentClient({ apiUrl: dev.url, apiKey: null });
-  }, 120_000);
-  afterAll(async () => {
-    await dev?.stop();
-    await db?.drop();
-  });
+  const dev = useRuntime({ command: 'dev' });
 
   it('answers a wait with a URL per key, where feedback is recorded without an API key', async () => {
-    const thread = await agent.threads.create();
+    const thread = await dev.client.threads.create();
     // Both SDKs send feedback_keys with streams only: a wait is asked for as a raw request.
-    const result = (await waitFor(dev.url, thread.thread_id, {
+    const result = (await waitFor(dev, thread.thread_id, {
       assistant_id: 'echo',
       input: hi('rate me'),
       feedback_keys: ['helpful', 'correct'],
@@ -70,7 +53,7 @@ describe('graphdock dev, tracing into its own store', () => {
     const got = await fetch(`${urls.correct!}?score=0`);
     expect(got.status, await got.clone().text()).toBeLessThan(300);
 
-    const [run] = await agent.runs.list(thread.thread_id);
+    const [run] = await dev.client.runs.list(thread.thread_id);
     const ls = new Client({ apiUrl: `${dev.url}/api/v1` });
     const items = await feedbackOf(ls, run!.run_id, 2);
     expect(
@@ -85,7 +68,7 @@ describe('graphdock dev, tracing into its own store', () => {
 
   it('ends a stream with the feedback event, and a failed run gets none', async () => {
     const parts = await collect(
-      agent.runs.stream(null, 'echo', {
+      dev.client.runs.stream(null, 'echo', {
         input: hi('stream me'),
         feedbackKeys: ['helpful'],
         streamMode: ['values'],
@@ -95,8 +78,8 @@ describe('graphdock dev, tracing into its own store', () => {
     expect(events.at(-1)).toBe('feedback');
     expect(Object.keys(parts.at(-1)!.data as object)).toEqual(['helpful']);
 
-    const thread = await agent.threads.create();
-    const failed = await waitFor(dev.url, thread.thread_id, {
+    const thread = await dev.client.threads.create();
+    const failed = await waitFor(dev, thread.thread_id, {
       assistant_id: 'echo',
       input: hi('x'),
       config: { recursion_limit: 1 },
@@ -108,32 +91,21 @@ describe('graphdock dev, tracing into its own store', () => {
 });
 
 describe('a runtime that traces nothing', () => {
-  let db: TestDatabase;
-  let server: RunningServer;
-  beforeAll(async () => {
-    db = await createTestDatabase(inject('pgAdminUrl'));
-    server = await startServer({ databaseUrl: db.url, env: { LANGSMITH_TRACING: 'false' } });
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-    await db?.drop();
-  });
+  const rt = useRuntime({ env: { LANGSMITH_TRACING: 'false' } });
 
   it('refuses feedback_keys with a 422 naming them, and creates no run', async () => {
-    const agent = new AgentClient({ apiUrl: server.url, apiKey: null });
-    const thread = await agent.threads.create();
-    const res = await fetch(`${server.url}/threads/${thread.thread_id}/runs`, {
+    const thread = await rt.client.threads.create();
+    const res = await rt.http(`/threads/${thread.thread_id}/runs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ assistant_id: 'echo', input: hi('x'), feedback_keys: ['helpful'] }),
+      json: { assistant_id: 'echo', input: hi('x'), feedback_keys: ['helpful'] },
     });
     expect(res.status).toBe(422);
     const body = (await res.json()) as { detail: { loc: string[]; msg: string }[] };
     expect(body.detail[0]!.loc).toEqual(['body', 'feedback_keys']);
     expect(body.detail[0]!.msg).toMatch(/tracing/);
-    expect(await agent.runs.list(thread.thread_id)).toEqual([]);
+    expect(await rt.client.runs.list(thread.thread_id)).toEqual([]);
     // An empty list asks for nothing and is accepted.
-    const empty = await agent.runs.wait(thread.thread_id, 'echo', {
+    const empty = await rt.client.runs.wait(thread.thread_id, 'echo', {
       input: hi('y'),
       feedbackKeys: [],
     });
@@ -141,31 +113,19 @@ describe('a runtime that traces nothing', () => {
   });
 });
 
+// Nothing listens there: token requests are refused, and the SDK would retry them.
+const DOWN_ENDPOINT = `http://127.0.0.1:${await freePort()}/api/v1`;
+
 describe('a runtime whose trace endpoint is down', () => {
-  let db: TestDatabase;
-  let server: RunningServer;
-  beforeAll(async () => {
-    db = await createTestDatabase(inject('pgAdminUrl'));
-    // Nothing listens there: token requests are refused, and the SDK would retry them.
-    const endpoint = `http://127.0.0.1:${await freePort()}/api/v1`;
-    server = await startServer({
-      databaseUrl: db.url,
-      env: { GRAPHDOCK_TRACES_ENDPOINT: endpoint },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-    await db?.drop();
-  });
+  const rt = useRuntime({ env: { GRAPHDOCK_TRACES_ENDPOINT: DOWN_ENDPOINT } });
 
   it('ends a run with feedback_keys within seconds, its feedback event empty', async () => {
-    const agent = new AgentClient({ apiUrl: server.url, apiKey: null });
     const started = performance.now();
     const parts = await collect(
-      agent.runs.stream(null, 'echo', { input: hi('x'), feedbackKeys: ['helpful'] }),
+      rt.client.runs.stream(null, 'echo', { input: hi('x'), feedbackKeys: ['helpful'] }),
     );
     expect(performance.now() - started).toBeLessThan(15_000);
     expect(parts.at(-1)).toMatchObject({ event: 'feedback', data: {} });
-    expect(server.output()).toMatch(/no feedback URL for this key/);
+    expect(rt.server.output()).toMatch(/no feedback URL for this key/);
   });
 });
