@@ -93,5 +93,9 @@ export function unstorableStrings(
   walk(value, [], carried);
   return found;
 }
+/** A JSON object: not null, not an array. */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 export * from './carried.js';
 export { CLIPPED_JSON, clipJsonDepth, type ClippedText } from './clip.js';

@@ -1,15 +1,13 @@
 // An `on` handler's filter (`{ owner: "alice" }`, `{ owner: { $eq: "alice" } }`,
 // `{ tags: { $contains: "x" } }`) as one JSON containment pattern for the stores' SQL.
 import { AppError } from '../../common/errors/index.js';
+import { isJsonObject } from '../../common/json/index.js';
 import type { AuthFilter } from './types.js';
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function compileFilter(filter: Record<string, unknown>): AuthFilter {
   const pattern: AuthFilter = {};
   for (const [key, condition] of Object.entries(filter)) {
-    if (!isPlainObject(condition) || !Object.keys(condition).some((k) => k.startsWith('$'))) {
+    if (!isJsonObject(condition) || !Object.keys(condition).some((k) => k.startsWith('$'))) {
       pattern[key] = condition;
       continue;
     }

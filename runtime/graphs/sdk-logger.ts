@@ -2,6 +2,7 @@
 // `globalThis`; graph modules may call it when they are imported. The official JS server
 // registers its winston logger there, so the methods take winston's arguments: a message and
 // metadata objects, or one object with a `message`. Here they write through pino.
+import { isJsonObject } from '../../common/json/index.js';
 import type { Logger } from '../../common/logging/index.js';
 
 const SDK_LOGGER = Symbol.for('langgraph.api.sdk-logger');
@@ -23,10 +24,6 @@ const LEVELS: Record<string, PinoLevel> = {
   silly: 'trace',
 };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** One winston call's arguments as pino's (fields, message). */
 export function toPinoArgs(args: unknown[]): [Record<string, unknown>, string | undefined] {
   const [first, ...rest] = args;
@@ -35,7 +32,7 @@ export function toPinoArgs(args: unknown[]): [Record<string, unknown>, string | 
   if (first instanceof Error) {
     fields.err = first;
     message = first.message;
-  } else if (isRecord(first)) {
+  } else if (isJsonObject(first)) {
     const { message: inner, ...others } = first;
     Object.assign(fields, others);
     if (inner !== undefined) message = typeof inner === 'string' ? inner : JSON.stringify(inner);
@@ -45,7 +42,7 @@ export function toPinoArgs(args: unknown[]): [Record<string, unknown>, string | 
   const extra: unknown[] = [];
   for (const meta of rest) {
     if (meta instanceof Error) fields.err = meta;
-    else if (isRecord(meta)) Object.assign(fields, meta);
+    else if (isJsonObject(meta)) Object.assign(fields, meta);
     else extra.push(meta);
   }
   if (extra.length) fields.args = extra;

@@ -1,6 +1,7 @@
 // Assistants as MCP tools, as the official server lists them: a tool name made of the
 // assistant's name, its graph's input schema (message lists shown to the model as one string),
 // and the run's output as the tool's text.
+import { isJsonObject } from '../../common/json/index.js';
 
 /** MCP tool names: ASCII letters, digits, `_`, `-` and `.`, 1 to 128 characters. */
 const MAX_NAME = 128;
@@ -31,12 +32,10 @@ const MESSAGE_PARTS = [
 ];
 
 type Schema = Record<string, unknown>;
-const isObject = (v: unknown): v is Schema =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A message as Graphdock's schema extraction describes one inline: `content`, `type`, ... */
 function isInlineMessage(item: Schema): boolean {
-  const props = isObject(item.properties) ? item.properties : {};
+  const props = isJsonObject(item.properties) ? item.properties : {};
   return (
     'content' in props &&
     'type' in props &&
@@ -47,7 +46,7 @@ function isInlineMessage(item: Schema): boolean {
 
 /** Whether a property is a list of LangChain messages (`$ref`s to their definitions, or inline). */
 function isMessageList(prop: unknown, defsKey: string | undefined): boolean {
-  if (!isObject(prop) || prop.type !== 'array' || !isObject(prop.items)) return false;
+  if (!isJsonObject(prop) || prop.type !== 'array' || !isJsonObject(prop.items)) return false;
   if (isInlineMessage(prop.items)) return true;
   const prefix = `#/${defsKey ?? '$defs'}/`;
   // From TypeScript types: one `$ref` to `BaseMessage<...>` (see runtime/graphs/typed-schemas).
@@ -57,7 +56,7 @@ function isMessageList(prop: unknown, defsKey: string | undefined): boolean {
   const choices = prop.items.oneOf ?? prop.items.anyOf ?? [];
   return (Array.isArray(choices) ? choices : []).some(
     (c) =>
-      isObject(c) &&
+      isJsonObject(c) &&
       typeof c.$ref === 'string' &&
       c.$ref.startsWith(prefix) &&
       MESSAGE_TYPES.has(c.$ref.slice(prefix.length)),
@@ -69,10 +68,10 @@ function isMessageList(prop: unknown, defsKey: string | undefined): boolean {
  * and the LangChain definitions go, as on the official server; `type: object` as MCP requires.
  */
 export function toolInputSchema(input: unknown): Schema {
-  const schema: Schema = isObject(input) ? structuredClone(input) : {};
-  const defsKey = isObject(schema.$defs)
+  const schema: Schema = isJsonObject(input) ? structuredClone(input) : {};
+  const defsKey = isJsonObject(schema.$defs)
     ? '$defs'
-    : isObject(schema.definitions)
+    : isJsonObject(schema.definitions)
       ? 'definitions'
       : undefined;
   const defs = defsKey ? (schema[defsKey] as Schema) : undefined;
@@ -80,14 +79,14 @@ export function toolInputSchema(input: unknown): Schema {
     for (const k of [...MESSAGE_TYPES, ...MESSAGE_PARTS]) delete defs[k];
     if (Object.keys(defs).length === 0) delete schema[defsKey];
   }
-  const props = isObject(schema.properties) ? schema.properties : {};
+  const props = isJsonObject(schema.properties) ? schema.properties : {};
   const replaced: unknown[] = [];
   for (const [key, prop] of Object.entries(props))
     if (isMessageList(prop, defsKey)) {
       replaced.push(prop);
       props[key] = {
         type: 'string',
-        title: (isObject(prop) && prop.title) || key,
+        title: (isJsonObject(prop) && prop.title) || key,
         description: 'The user message to send to the agent.',
       };
     }
@@ -102,7 +101,7 @@ export function toolInputSchema(input: unknown): Schema {
  */
 function dropDefinitionsOf(replaced: unknown[], schema: Schema, defsKey: string): void {
   const defs = schema[defsKey];
-  if (!isObject(defs)) return;
+  if (!isJsonObject(defs)) return;
   const prefix = `#/${defsKey}/`;
   const reachable = (from: unknown): Set<string> => {
     const refsIn = (value: unknown): string[] =>

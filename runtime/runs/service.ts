@@ -16,6 +16,7 @@ import {
   notFound,
   unavailable,
 } from '../../common/errors/index.js';
+import { isJsonObject } from '../../common/json/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { headerSelector, type HeaderSelector } from './configurable-headers.js';
@@ -655,7 +656,7 @@ export class RunService {
       values !== undefined
         ? values
         : ((await this.deps.threads.getRow(run.thread_id).catch(() => undefined))?.values ?? null);
-    return feedback !== undefined && isObject(result)
+    return feedback !== undefined && isJsonObject(result)
       ? { ...result, __feedback__: feedback }
       : result;
   }
@@ -721,6 +722,3 @@ export class RunService {
     }
   }
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
