@@ -9,6 +9,7 @@ import {
   BulkCancel,
   CancelQuery,
   JoinQuery,
+  JoinStreamQuery,
   RunCreate,
   RunListQuery,
   RunBatch,
@@ -17,6 +18,7 @@ import {
   ThreadStreamQuery,
   truthy,
   type RunCreateBody,
+  type RunField,
 } from './schemas.js';
 import { runBody, type RunService } from './service.js';
 import { streamRunEvents, writeSse } from './sse.js';
@@ -50,6 +52,13 @@ function runPath(run: RunRow, stateless: boolean) {
   return stateless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
 }
 
+/** The run with only the fields `select` names, in the order the run has them. */
+function pickFields(run: ReturnType<typeof runBody>, select: readonly RunField[]) {
+  return Object.fromEntries(
+    Object.entries(run).filter(([key]) => select.includes(key as RunField)),
+  );
+}
+
 function lastEventId(request: FastifyRequest): number {
   const header = request.headers['last-event-id'];
   const value = Number(Array.isArray(header) ? header[0] : header);
@@ -65,11 +74,13 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     body: RunCreateBody | undefined,
     stateless: boolean,
     created = false,
+    modes?: readonly string[],
   ) =>
     streamRunEvents(request, reply, events, {
       runId: run.run_id,
       afterSeq: lastEventId(request),
       created,
+      modes,
       headers: {
         'Content-Location': runPath(run, stateless),
         Location: `${runPath(run, stateless)}/stream`,
@@ -136,7 +147,11 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
     app.get(
       '/threads/:thread_id/runs',
       { schema: { tags, params: ThreadRunParams, querystring: RunListQuery, response: found } },
-      async (req) => (await service.list(req.params.thread_id, req.query)).map(runBody),
+      async (req) => {
+        const runs = (await service.list(req.params.thread_id, req.query)).map(runBody);
+        const select = req.query.select;
+        return select?.length ? runs.map((run) => pickFields(run, select)) : runs;
+      },
     );
 
     app.get(
@@ -169,7 +184,9 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
 
     app.get(
       '/threads/:thread_id/runs/:run_id/stream',
-      { schema: { tags, params: RunParams, querystring: JoinQuery, response: streamFound } },
+      {
+        schema: { tags, params: RunParams, querystring: JoinStreamQuery, response: streamFound },
+      },
       async (req, reply) => {
         const run = await service.get(req.params.thread_id, req.params.run_id);
         return stream(
@@ -180,6 +197,8 @@ export function runRoutes(service: RunService, events: RunEventLog): FastifyPlug
             ? ({ on_disconnect: 'cancel' } as RunCreateBody)
             : undefined,
           false,
+          false,
+          req.query.stream_mode,
         );
       },
     );

@@ -80,10 +80,47 @@ export type RunCreateBody = z.infer<typeof RunCreate>;
 export const ThreadRunParams = z.object({ thread_id: Id });
 export const RunParams = z.object({ thread_id: Id, run_id: Id });
 
+/** The fields `select` may name on a run list (the SDKs' `RunSelectField`). */
+export const RUN_FIELDS = [
+  'run_id',
+  'thread_id',
+  'assistant_id',
+  'created_at',
+  'updated_at',
+  'status',
+  'metadata',
+  'kwargs',
+  'multitask_strategy',
+] as const;
+export type RunField = (typeof RUN_FIELDS)[number];
+
+/**
+ * A list in the query string: repeated parameters (the Python SDK) or one JSON array (the JS
+ * SDK stringifies arrays), each value one of `values`. An empty value is no value: the Python
+ * SDK sends `stream_mode=` for a join without modes.
+ */
+function queryList<const T extends readonly [string, ...string[]]>(values: T) {
+  return z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => (Array.isArray(v) ? v : [v]).filter(Boolean).flatMap(jsonArrayOrSelf))
+    .pipe(z.array(z.enum(values)));
+}
+
+function jsonArrayOrSelf(value: string): unknown[] {
+  if (!value.startsWith('[')) return [value];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : [value];
+  } catch {
+    return [value];
+  }
+}
+
 export const RunListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   offset: z.coerce.number().int().min(0).optional(),
   status: z.enum(RUN_STATUSES).optional(),
+  select: queryList(RUN_FIELDS).optional(),
 });
 
 const Flag = z.enum(['true', 'false', '1', '0']).optional();
@@ -92,6 +129,10 @@ export const CancelQuery = z.object({
   action: z.enum(['interrupt', 'rollback']).optional(),
 });
 export const JoinQuery = z.object({ cancel_on_disconnect: Flag });
+/** A join of a run's stream may keep only some of its modes, as the Python server's does. */
+export const JoinStreamQuery = JoinQuery.extend({
+  stream_mode: queryList(STREAM_MODES).optional(),
+});
 export const truthy = (v: string | undefined) => v === 'true' || v === '1';
 
 /** Thread stream modes, as one value, repeated values or a comma list (`stream_mode(s)`). */

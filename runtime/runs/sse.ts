@@ -29,6 +29,8 @@ export interface StreamOptions extends SseOptions {
   afterSeq: number;
   /** The request created the run just now (see RunEventLog.read). */
   created?: boolean;
+  /** Only events of these stream modes (a join's `stream_mode`); all when undefined or empty. */
+  modes?: readonly string[] | undefined;
 }
 
 /** One run's events, from after `afterSeq`, ids being their sequence numbers. */
@@ -42,14 +44,41 @@ export function streamRunEvents(
     request,
     reply,
     (signal) =>
-      framesOf(events.read(options.runId, options.afterSeq, signal, { created: options.created })),
+      framesOf(
+        events.read(options.runId, options.afterSeq, signal, { created: options.created }),
+        options.modes?.length ? modeFilter(options.modes) : undefined,
+      ),
     options,
   );
 }
 
-async function* framesOf(events: AsyncIterable<RunEvent>): AsyncGenerator<SseFrame> {
+async function* framesOf(
+  events: AsyncIterable<RunEvent>,
+  keep?: (event: string) => boolean,
+): AsyncGenerator<SseFrame> {
   for await (const e of events)
-    yield { id: e.seq, event: e.event, data: e.data, json: dataJson(e) };
+    if (!keep || keep(e.event))
+      yield { id: e.seq, event: e.event, data: e.data, json: dataJson(e) };
+}
+
+/** Events that are about the run, not one of its modes: a filtered join still gets them. */
+const MODELESS_EVENTS = new Set(['metadata', 'error', 'feedback']);
+
+/**
+ * Whether an event belongs to one of `modes`: its name, or its name before a subgraph's
+ * `|namespace`; every `messages/...` event for `messages` or `messages-tuple`.
+ */
+export function modeFilter(modes: readonly string[]): (event: string) => boolean {
+  const wanted = new Set(modes);
+  const messages = wanted.has('messages') || wanted.has('messages-tuple');
+  return (event) => {
+    const base = event.split('|', 1)[0] ?? event;
+    return (
+      MODELESS_EVENTS.has(base) ||
+      wanted.has(base) ||
+      (messages && (base === 'messages' || base.startsWith('messages/')))
+    );
+  };
 }
 
 /**

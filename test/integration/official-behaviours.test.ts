@@ -326,3 +326,63 @@ describe('a config of the wrong shape', () => {
     expect(await rt.client.runs.list(thread.thread_id)).toEqual([]);
   });
 });
+
+describe('joining a run with stream_mode', () => {
+  it('keeps only the modes asked for, subgraph namespaces included, and refuses unknown ones', async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'nested', {
+      input: hi('go'),
+      streamMode: ['values', 'updates', 'custom'],
+      streamSubgraphs: true,
+    });
+    await rt.client.runs.join(thread.thread_id, run.run_id);
+    const joined = async (streamMode?: Parameters<typeof rt.client.runs.joinStream>[2]) => {
+      const names: string[] = [];
+      for await (const part of rt.client.runs.joinStream(thread.thread_id, run.run_id, streamMode))
+        names.push(part.event);
+      return names;
+    };
+    const all = await joined();
+    expect(all).toContain('values');
+    expect(all).toContain('custom');
+    // The JS SDK sends a list as one JSON array parameter.
+    const updates = await joined({ streamMode: ['updates'] });
+    expect(updates.filter((n) => n.startsWith('updates|inner:')).length).toBeGreaterThan(0);
+    expect(updates.every((n) => n === 'metadata' || n.split('|')[0] === 'updates')).toBe(true);
+    expect(updates.filter((n) => n !== 'metadata')).toEqual(
+      all.filter((n) => n.split('|')[0] === 'updates'),
+    );
+    expect(await joined({ streamMode: 'custom' })).not.toContain('values');
+    const path = `/threads/${thread.thread_id}/runs/${run.run_id}/stream`;
+    expect((await rt.http(`${path}?stream_mode=nope`)).status).toBe(422);
+    // What the Python SDK sends for a join without modes.
+    const unfiltered = await rt.http(`${path}?stream_mode=&cancel_on_disconnect=false`);
+    expect((await unfiltered.text()).match(/^event: values$/gm)?.length).toBe(
+      all.filter((n) => n === 'values').length,
+    );
+    expect(
+      (await rt.http(`${path}?stream_mode=${encodeURIComponent('["values",1]')}`)).status,
+    ).toBe(422);
+  });
+});
+
+describe('listing runs with select', () => {
+  it('returns only the fields named, as one JSON array or repeated parameters', async () => {
+    const thread = await rt.client.threads.create();
+    const run = await rt.client.runs.create(thread.thread_id, 'echo', { input: hi('x') });
+    await rt.client.runs.join(thread.thread_id, run.run_id);
+    expect(await rt.client.runs.list(thread.thread_id, { select: ['run_id', 'status'] })).toEqual([
+      { run_id: run.run_id, status: 'success' },
+    ]);
+    const repeated = await rt.http(
+      `/threads/${thread.thread_id}/runs?select=assistant_id&select=multitask_strategy`,
+    );
+    expect(await repeated.json()).toEqual([
+      { assistant_id: run.assistant_id, multitask_strategy: run.multitask_strategy },
+    ]);
+    const bad = await rt.http(`/threads/${thread.thread_id}/runs?select=values`);
+    expect(bad.status).toBe(422);
+    const [full] = await rt.client.runs.list(thread.thread_id);
+    expect(Object.keys(full!)).toContain('kwargs');
+  });
+});

@@ -143,3 +143,19 @@ def test_feedback_keys_need_a_traced_runtime(client: SyncLangGraphClient) -> Non
     stream = lambda: list(client.runs.stream(thread_id, "echo", input=said("x"), feedback_keys=["helpful"]))  # noqa: E731
     refused(422, stream)
     assert client.runs.list(thread_id) == []
+
+
+def test_run_list_select_and_join_stream_modes(client: SyncLangGraphClient) -> None:
+    thread_id = client.threads.create()["thread_id"]
+    run = client.runs.create(thread_id, "echo", input=said("pick"), stream_mode=["values", "updates"])
+    client.runs.join(thread_id, run["run_id"])
+    # `select` (repeated query parameters from this SDK) keeps only the fields it names.
+    listed = client.runs.list(thread_id, select=["run_id", "status"])
+    assert listed == [{"run_id": run["run_id"], "status": "success"}]
+    refused(422, lambda: client.runs.list(thread_id, select=["nope"]))
+    # A join with `stream_mode` gets only those modes (and the run's metadata).
+    events = [p.event for p in client.runs.join_stream(thread_id, run["run_id"], stream_mode="updates")]
+    assert "updates" in events and "values" not in events
+    assert set(events) <= {"metadata", "updates"}
+    everything = [p.event for p in client.runs.join_stream(thread_id, run["run_id"])]
+    assert {"values", "updates"} <= set(everything)
