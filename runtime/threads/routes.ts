@@ -21,6 +21,7 @@ import {
   ThreadSearch,
 } from './schemas.js';
 import { threadBody, type ThreadService } from './service.js';
+import { selectState } from './state-select.js';
 
 const tags = ['Threads'];
 const truthy = (v: string | undefined) => v === 'true' || v === '1';
@@ -144,11 +145,14 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
-      (req) =>
-        service.state(
-          req.params.thread_id,
-          { subgraphs: truthy(req.query.subgraphs) },
-          req.authFilter,
+      async (req) =>
+        selectState(
+          await service.state(
+            req.params.thread_id,
+            { subgraphs: truthy(req.query.subgraphs) },
+            req.authFilter,
+          ),
+          req.query.select,
         ),
     );
 
@@ -175,14 +179,17 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
-      (req) =>
-        service.state(
-          req.params.thread_id,
-          {
-            subgraphs: truthy(req.query.subgraphs),
-            checkpoint: { checkpoint_id: req.params.checkpoint_id },
-          },
-          req.authFilter,
+      async (req) =>
+        selectState(
+          await service.state(
+            req.params.thread_id,
+            {
+              subgraphs: truthy(req.query.subgraphs),
+              checkpoint: { checkpoint_id: req.params.checkpoint_id },
+            },
+            req.authFilter,
+          ),
+          req.query.select,
         ),
     );
 
@@ -196,11 +203,14 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
-      (req) =>
-        service.state(
-          req.params.thread_id,
-          { subgraphs: req.body.subgraphs ?? false, checkpoint: req.body.checkpoint },
-          req.authFilter,
+      async (req) =>
+        selectState(
+          await service.state(
+            req.params.thread_id,
+            { subgraphs: req.body.subgraphs ?? false, checkpoint: req.body.checkpoint },
+            req.authFilter,
+          ),
+          req.body.select,
         ),
     );
 
@@ -214,7 +224,10 @@ export function threadRoutes(service: ThreadService): FastifyPluginAsyncZod {
           response: { 200: z.unknown(), ...errorResponses('NOT_FOUND') },
         },
       },
-      (req) => service.history(req.params.thread_id, req.body ?? {}, req.authFilter),
+      async (req) =>
+        (await service.history(req.params.thread_id, req.body ?? {}, req.authFilter)).map((state) =>
+          selectState(state, req.body?.select),
+        ),
     );
 
     app.get(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StateSelect, StateSelectQuery } from './state-select.js';
 import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
 import { MAX_TTL_MINUTES } from '../../common/limits/index.js';
 import { CommandInput } from '../graphs/index.js';
@@ -127,11 +128,15 @@ export const CheckpointSelector = z.object({
   thread_id: z.string().nullish(),
 });
 
-export const StateQuery = z.object({ subgraphs: z.enum(['true', 'false', '1', '0']).optional() });
+export const StateQuery = z.object({
+  subgraphs: z.enum(['true', 'false', '1', '0']).optional(),
+  select: StateSelectQuery.optional(),
+});
 
 export const StateCheckpointBody = z.object({
   checkpoint: CheckpointSelector,
   subgraphs: z.boolean().nullish(),
+  select: StateSelect.nullish(),
 });
 
 export const StateUpdate = z.object({
@@ -159,6 +164,7 @@ export const HistoryBody = z.object({
   before: BeforeSelector.nullish(),
   metadata: JsonObject.nullish(),
   checkpoint: CheckpointSelector.nullish(),
+  select: StateSelect.nullish(),
 });
 
 export const HistoryQuery = z.object({

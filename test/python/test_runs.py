@@ -159,3 +159,27 @@ def test_run_list_select_and_join_stream_modes(client: SyncLangGraphClient) -> N
     assert set(events) <= {"metadata", "updates"}
     everything = [p.event for p in client.runs.join_stream(thread_id, run["run_id"])]
     assert {"values", "updates"} <= set(everything)
+
+
+def test_state_and_history_select(client: SyncLangGraphClient) -> None:
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "echo", input=said("sel"))
+    full = client.threads.get_state(thread_id)
+    # `values.<key>` keeps that key of the values and nothing else of the snapshot.
+    assert client.threads.get_state(thread_id, select=["values.messages"]) == {
+        "values": {"messages": full["values"]["messages"]}
+    }
+    picked = client.threads.get_state(thread_id, select=["next", "checkpoint"])
+    assert set(picked) <= {"next", "checkpoint", "checkpoint_id"}
+    assert picked["checkpoint"] == full["checkpoint"] and picked["next"] == []
+    # At a checkpoint (POST /state/checkpoint), and by its id (GET /state/{id}).
+    first = client.threads.get_history(thread_id, limit=3)[-1]
+    at = client.threads.get_state(thread_id, checkpoint=first["checkpoint"], select=["metadata"])
+    assert at == {"metadata": first["metadata"]}
+    by_id = client.threads.get_state(
+        thread_id, checkpoint_id=first["checkpoint"]["checkpoint_id"], select=["created_at"]
+    )
+    assert by_id == {"created_at": first["created_at"]}
+    history = client.threads.get_history(thread_id, limit=2, select=["checkpoint"])
+    assert len(history) == 2 and all(set(h) == {"checkpoint", "checkpoint_id"} for h in history)
+    refused(422, lambda: client.threads.get_state(thread_id, select=["nope"]))
