@@ -1,8 +1,9 @@
 // The runtime's tracing of its graph runs: the official LangChainTracer over a langsmith Client
 // whose in-memory queue is bounded, pointed at the user's own LangSmith when they configured
 // one, else at Graphdock's trace store (the control plane's ingest, or `graphdock dev` itself).
+import { CallbackManager, type Callbacks } from '@langchain/core/callbacks/manager';
 import { LangChainTracer } from '@langchain/core/tracers/tracer_langchain';
-import { Client } from 'langsmith';
+import { Client, RunTree } from 'langsmith';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../common/logging/index.js';
 
@@ -83,6 +84,24 @@ interface QueueLike {
 export interface RunTracing {
   project_name?: string | null;
   example_id?: string | null;
+  /** The caller's run, when the run was created under a distributed trace. */
+  parent?: DistributedParent | undefined;
+}
+
+/** What a caller's `langsmith-trace` and `baggage` headers carried (see runs/). */
+export interface DistributedParent {
+  /** The caller's run as a dotted order, root first. */
+  dottedOrder: string;
+  project?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  tags?: string[] | undefined;
+}
+
+/** LangChain's tracer, told of a run it did not start (a distributed trace's caller). */
+class RunTracer extends LangChainTracer {
+  adopt(run: RunTree): void {
+    this.runTreeMap.set(run.id, run);
+  }
 }
 
 export class RuntimeTracing {
@@ -161,14 +180,23 @@ export class RuntimeTracing {
    * The callbacks of one graph run (a tracer per run; the client and its queue are shared). A
    * run's `langsmith_tracer` names another project, or a dataset example, for its trace.
    */
-  callbacks(run?: RunTracing): LangChainTracer[] {
-    return [
-      new LangChainTracer({
-        client: this.client,
-        projectName: run?.project_name ?? this.target.project,
-        ...(run?.example_id ? { exampleId: run.example_id } : {}),
-      }),
-    ];
+  callbacks(run?: RunTracing): Callbacks {
+    const parent = run?.parent;
+    const tracer = new RunTracer({
+      client: this.client,
+      projectName: run?.project_name ?? parent?.project ?? this.target.project,
+      ...(run?.example_id ? { exampleId: run.example_id } : {}),
+      ...(parent?.metadata ? { metadata: parent.metadata } : {}),
+      ...(parent?.tags?.length ? { tags: parent.tags } : {}),
+    });
+    if (!parent) return [tracer];
+    // The graph's root run becomes a child of the caller's: the tracer knows the caller's run
+    // (its id, trace and dotted order) and the manager names it as the parent. The caller's run
+    // itself is never sent from here.
+    const caller = RunTree.fromHeaders({ 'langsmith-trace': parent.dottedOrder });
+    if (!caller) return [tracer];
+    tracer.adopt(caller);
+    return new CallbackManager(caller.id, { handlers: [tracer], inheritableHandlers: [tracer] });
   }
 
   /**

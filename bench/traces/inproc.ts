@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import type { Callbacks } from '@langchain/core/callbacks/manager';
 import { Registry } from 'prom-client';
 import { graph } from '../../examples/graphs/agent.js';
 import { createLogger } from '../../common/logging/index.js';
@@ -60,7 +61,7 @@ class IdleHandler extends BaseCallbackHandler {
 type Mode = 'off' | 'noop' | 'on';
 
 /** The callbacks of one run in each mode. */
-function callbacksFor(mode: Mode): { callbacks?: BaseCallbackHandler[] } {
+function callbacksFor(mode: Mode): { callbacks?: Callbacks } {
   if (mode === 'on') return { callbacks: tracing.callbacks() };
   if (mode === 'noop') return { callbacks: [new IdleHandler()] };
   return {};

@@ -26,6 +26,7 @@ import {
   type GraphRegistry,
 } from '../graphs/index.js';
 import type { ThreadService } from '../threads/index.js';
+import { distributedParent, type DistributedParent } from './configurable-headers.js';
 import { UNAVAILABLE_RETRY_MS, type RunEventLog, type RunEventWriter } from './event-log.js';
 import type { StreamMode } from './schemas.js';
 import { RunSignal } from './run-signal.js';
@@ -103,7 +104,11 @@ export interface ExecutorDeps {
   /** Tracing of graph runs (traces/): the callbacks each run gets, when tracing is on. */
   tracing?:
     | {
-        callbacks(run?: { project_name?: string | null; example_id?: string | null }): unknown[];
+        callbacks(run?: {
+          project_name?: string | null;
+          example_id?: string | null;
+          parent?: DistributedParent | undefined;
+        }): unknown;
         feedbackUrls(
           runId: string,
           keys: readonly string[],
@@ -286,7 +291,10 @@ export class RunExecutor {
         // Traced, the graph's root run is the run itself (run_id = trace id).
         ...(this.deps.tracing
           ? {
-              callbacks: this.deps.tracing.callbacks(kwargs.langsmith_tracer) as never,
+              callbacks: this.deps.tracing.callbacks({
+                ...kwargs.langsmith_tracer,
+                parent: distributedParent(configurable),
+              }) as never,
               runId: run.run_id,
             }
           : {}),

@@ -115,7 +115,7 @@ function streamModes(body: RunCreateBody): StreamMode[] {
 /** Request headers fill `configurable`; keys the caller set explicitly win. */
 function withHeaders(
   config: RunCreateBody['config'],
-  headers: Record<string, string>,
+  headers: Record<string, unknown>,
 ): Record<string, unknown> | null {
   if (!Object.keys(headers).length) return config ?? null;
   const configurable = config?.configurable ?? {};

@@ -3,7 +3,7 @@
 // assistant_id on every run of the trace; a trace endpoint that is down costs runs nothing.
 import { join } from 'node:path';
 import { Client as AgentClient } from '@langchain/langgraph-sdk';
-import { Client, type Run } from 'langsmith';
+import { Client, RunTree, type Run } from 'langsmith';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startServer, type RunningServer } from '../support/server.js';
@@ -91,6 +91,60 @@ describe('graphdock dev traces into its own store', () => {
     expect(view.runs).toHaveLength(runs.length);
     const orders = view.runs.map((r) => r.dotted_order);
     expect(orders).toEqual([...orders].sort());
+  });
+
+  it("nests a run under the caller's trace when it sends langsmith-trace and baggage", async () => {
+    const ls = new Client({ apiUrl: `${dev.url}/api/v1` });
+    // The caller's own run, traced into the same store, as RemoteGraph's distributed tracing does.
+    const caller = new RunTree({
+      name: 'caller',
+      run_type: 'chain',
+      client: ls,
+      project_name: 'distributed',
+      metadata: { tenant: 'acme' },
+      tags: ['remote-call'],
+    });
+    await caller.postRun();
+    const agent = new AgentClient({
+      apiUrl: dev.url,
+      apiKey: null,
+      defaultHeaders: caller.toHeaders(),
+    });
+    const thread = await agent.threads.create();
+    const run = await agent.runs.create(thread.thread_id, 'echo', { input: hi('nested') });
+    await agent.runs.join(thread.thread_id, run.run_id);
+    await caller.end({ done: true });
+    await caller.patchRun();
+    await ls.awaitPendingTraceBatches();
+
+    const runs = await traceOf(ls, caller.id, 'distributed');
+    const root = runs.find((r) => r.id === run.run_id)!;
+    expect(root.parent_run_id).toBe(caller.id);
+    expect(runs.every((r) => r.trace_id === caller.id)).toBe(true);
+    expect(
+      runs
+        .filter((r) => r.id !== caller.id)
+        .every((r) => r.dotted_order!.startsWith(`${caller.dotted_order}.`)),
+    ).toBe(true);
+    const metadata = (root.extra as { metadata: Record<string, unknown> }).metadata;
+    expect(metadata).toMatchObject({ tenant: 'acme', thread_id: thread.thread_id });
+    expect(root.tags).toContain('remote-call');
+    // The run keeps the caller's trace in its configurable, as the official servers do.
+    const stored = await agent.runs.get(thread.thread_id, run.run_id);
+    expect(
+      (stored.kwargs as { config: { configurable: Record<string, unknown> } }).config.configurable,
+    ).toMatchObject({ 'langsmith-trace': caller.dotted_order, 'langsmith-project': 'distributed' });
+
+    // A trace header that is not a dotted order is ignored: the run is a trace of its own.
+    const stray = new AgentClient({
+      apiUrl: dev.url,
+      apiKey: null,
+      defaultHeaders: { 'langsmith-trace': 'not-a-dotted-order', baggage: 'langsmith-project=x' },
+    });
+    const alone = await stray.runs.create(thread.thread_id, 'echo', { input: hi('alone') });
+    await stray.runs.join(thread.thread_id, alone.run_id);
+    const own = await traceOf(ls, alone.run_id, 'default');
+    expect(own.find((r) => r.id === alone.run_id)!.parent_run_id).toBeNull();
   });
 
   it("sends a run's trace to the project its langsmith_tracer names, with its dataset example", async () => {

@@ -126,6 +126,33 @@ describe('configurable headers', () => {
     });
   });
 
+  it('keeps a distributed trace and its baggage whatever the patterns, and drops malformed ones', () => {
+    const trace =
+      '20260101T120000000001Z0f3b3a52-1111-4a4a-8b8b-000000000001.20260101T120000000002Z0f3b3a52-1111-4a4a-8b8b-000000000002';
+    const baggage = [
+      `langsmith-metadata=${encodeURIComponent('{"tenant":"acme"}')}`,
+      `langsmith-tags=${encodeURIComponent('a,b')}`,
+      'langsmith-project=proj',
+      'other=1',
+    ].join(',');
+    const only = headerSelector({ includes: ['x-user-id'] });
+    expect(only({ 'langsmith-trace': trace, baggage, 'x-user-id': 'u' })).toEqual({
+      'x-user-id': 'u',
+      'langsmith-trace': trace,
+      'langsmith-metadata': { tenant: 'acme' },
+      'langsmith-tags': ['a', 'b'],
+      'langsmith-project': 'proj',
+    });
+    const bad = `langsmith-metadata=${encodeURIComponent('[1]')},langsmith-tags=%E0%A4%A,langsmith-project=`;
+    expect(only({ 'langsmith-trace': trace, baggage: bad })).toEqual({ 'langsmith-trace': trace });
+    for (const stray of ['', 'x', `${trace}.`, trace.replace('Z0f', 'Zzz'), `${trace}\u0000`])
+      expect(only({ 'langsmith-trace': stray, baggage })).toEqual({});
+    // A dotted order of 150 runs is over the 8 KiB bound; one of 100 is within it.
+    const deep = (n: number) => Array.from({ length: n }, () => trace.split('.')[0]).join('.');
+    expect(only({ 'langsmith-trace': deep(150) })).toEqual({});
+    expect(only({ 'langsmith-trace': deep(100) })).toEqual({ 'langsmith-trace': deep(100) });
+  });
+
   it('takes exactly the included patterns, and excludes always win', () => {
     const select = headerSelector({ includes: ['X-User-*', 'authorization', 'x-api-key'] });
     expect(select(headers)).toEqual({
