@@ -16,6 +16,7 @@ import type { ItemRow } from './store.js';
 
 const tags = ['Store'];
 
+/** A search's items carry `score` (null unless the search had a query), as the Python server's. */
 function itemBody(row: ItemRow, withScore = false) {
   return {
     namespace: row.namespace,
@@ -102,7 +103,7 @@ export function storeRoutes(service: StoreService): FastifyPluginAsyncZod {
           query: body.query,
           refreshTtl: body.refresh_ttl,
         });
-        return { items: rows.map((row) => itemBody(row, Boolean(body.query))) };
+        return { items: rows.map((row) => itemBody(row, true)) };
       },
     );
 

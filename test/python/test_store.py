@@ -33,6 +33,8 @@ def test_search_and_namespaces(client: SyncLangGraphClient) -> None:
 
     found = client.store.search_items([root, ident], filter={"kind": "x"})
     assert sorted(i["key"] for i in found["items"]) == ["1", "3"]
+    # SearchItem's score is a required key, None without a query.
+    assert all(i["score"] is None for i in found["items"])
     ranged = client.store.search_items([root, ident], filter={"n": {"$gt": 1}}, limit=1)
     assert len(ranged["items"]) == 1
     assert ranged["items"][0]["value"]["n"] in (2, 3)
