@@ -148,6 +148,20 @@ export async function migrateRuntimeDatabase(pool: Pool, wait?: StartWait): Prom
   });
 }
 
+/**
+ * The server as runs see it in their config metadata: the keys and values of the official
+ * servers (a self-hosted install without a LangSmith plan), the API's URL when
+ * LANGGRAPH_API_URL gives one.
+ */
+function serverMetadata(env: NodeJS.ProcessEnv): Record<string, string> {
+  return {
+    langgraph_version: packageVersion('@langchain/langgraph'),
+    langgraph_plan: 'developer',
+    langgraph_host: 'self-hosted',
+    ...(env.LANGGRAPH_API_URL ? { langgraph_api_url: env.LANGGRAPH_API_URL } : {}),
+  };
+}
+
 function packageVersion(name: string): string {
   try {
     return (require(`${name}/package.json`) as { version: string }).version;
@@ -294,6 +308,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const runEvents = new RunEventLog(runStore, notifier);
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
+      serverMetadata: serverMetadata(process.env),
       checkpoints: checkpointer,
       runs: runStore,
       events: runEvents,

@@ -95,6 +95,11 @@ export interface ExecutorDeps {
   checkpoints: RunCheckpoints;
   /** A run still executing after this long ends `timeout` (BG_JOB_TIMEOUT_SECS). */
   timeoutMs: number;
+  /**
+   * What every run's config metadata (and so its checkpoints and traces) says about the server,
+   * under the keys both official servers use: `langgraph_version`, `langgraph_plan`, ...
+   */
+  serverMetadata?: Record<string, string>;
   runs: RunStore;
   events: RunEventLog;
   assistants: AssistantService;
@@ -251,6 +256,8 @@ export class RunExecutor {
           assistant_id: assistant.assistant_id,
           run_id: run.run_id,
           ...run.metadata,
+          ...this.deps.serverMetadata,
+          run_attempt: run.attempt,
         },
       };
       const context =
@@ -286,6 +293,9 @@ export class RunExecutor {
           run_id: run.run_id,
           graph_id: assistant.graph_id,
           assistant_id: assistant.assistant_id,
+          // A node can tell a retry from a first attempt, as on the official servers.
+          run_attempt: run.attempt,
+          ...this.deps.serverMetadata,
         },
         ...(kwargs.config?.tags ? { tags: kwargs.config.tags as string[] } : {}),
         // Traced, the graph's root run is the run itself (run_id = trace id).

@@ -2,6 +2,7 @@
 // JS SDK on a real server and PostgreSQL: cancelling a scheduled run, state updates of a graph
 // built by a factory, the checkpoint of a subgraph's pending task, runs naming an assistant that
 // cannot exist, and the order of `messages/complete` and `values`.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useRuntime } from '../support/fixture.js';
@@ -384,5 +385,33 @@ describe('listing runs with select', () => {
     expect(bad.status).toBe(422);
     const [full] = await rt.client.runs.list(thread.thread_id);
     expect(Object.keys(full!)).toContain('kwargs');
+  });
+});
+
+describe("a run's config metadata", () => {
+  it('names the attempt and the server as the official servers do, in the graph and its checkpoints', async () => {
+    const thread = await rt.client.threads.create();
+    const seen: Record<string, unknown>[] = [];
+    for await (const part of rt.client.runs.stream(thread.thread_id, 'agent', {
+      input: hi('add 2 and 3'),
+      streamMode: 'messages-tuple',
+    }))
+      if (part.event === 'messages')
+        seen.push((part.data as [unknown, Record<string, unknown>])[1]);
+    const version = (
+      JSON.parse(
+        readFileSync(join(REPO_ROOT, 'node_modules/@langchain/langgraph/package.json'), 'utf8'),
+      ) as { version: string }
+    ).version;
+    const expected = {
+      run_attempt: 1,
+      langgraph_version: version,
+      langgraph_plan: 'developer',
+      langgraph_host: 'self-hosted',
+    };
+    expect(seen.length).toBeGreaterThan(0);
+    for (const metadata of seen) expect(metadata).toMatchObject(expected);
+    const state = await rt.client.threads.getState(thread.thread_id);
+    expect(state.metadata).toMatchObject(expected);
   });
 });

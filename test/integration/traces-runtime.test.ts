@@ -130,10 +130,13 @@ describe('graphdock dev traces into its own store', () => {
     expect(metadata).toMatchObject({ tenant: 'acme', thread_id: thread.thread_id });
     expect(root.tags).toContain('remote-call');
     // The run keeps the caller's trace in its configurable, as the official servers do.
-    const stored = await agent.runs.get(thread.thread_id, run.run_id);
-    expect(
-      (stored.kwargs as { config: { configurable: Record<string, unknown> } }).config.configurable,
-    ).toMatchObject({ 'langsmith-trace': caller.dotted_order, 'langsmith-project': 'distributed' });
+    const stored = (await agent.runs.get(thread.thread_id, run.run_id)) as unknown as {
+      kwargs: { config: { configurable: Record<string, unknown> } };
+    };
+    expect(stored.kwargs.config.configurable).toMatchObject({
+      'langsmith-trace': caller.dotted_order,
+      'langsmith-project': 'distributed',
+    });
 
     // A trace header that is not a dotted order is ignored: the run is a trace of its own.
     const stray = new AgentClient({
