@@ -104,8 +104,11 @@ export class CronScheduler {
     cron: CronRow,
     scheduledFor: Date,
   ): Promise<CreatedRun | undefined> {
+    const config = (cron.payload.config ?? {}) as { configurable?: Record<string, unknown> };
     const body = {
       ...cron.payload,
+      // The graph can tell a cron's run by its id, as on the official server.
+      config: { ...config, configurable: { ...config.configurable, cron_id: cron.cron_id } },
       assistant_id: cron.assistant_id,
       metadata: cron.metadata,
       ...(cron.thread_id === null ? { on_completion: cron.on_run_completed ?? 'delete' } : {}),

@@ -311,7 +311,11 @@ describe('crons firing', () => {
     expect(runs[0]).toMatchObject({
       assistant_id: cron.assistant_id,
       metadata: { source: 'cron-test' },
-      kwargs: { input: hi('tick'), cron_id: cron.cron_id },
+      kwargs: {
+        input: hi('tick'),
+        cron_id: cron.cron_id,
+        config: { configurable: { cron_id: cron.cron_id } },
+      },
     });
     const state = await eventually(
       () => rt.client.threads.getState<{ messages: { content: string }[] }>(thread.thread_id),
