@@ -1,5 +1,6 @@
 // Which request headers a created run receives in `config.configurable` (http.configurable_headers).
 import type { IncomingHttpHeaders } from 'node:http';
+import { isJsonObject } from '../../common/json/index.js';
 
 export interface HeaderPatterns {
   includes?: string[] | undefined;
@@ -66,9 +67,7 @@ export function tracingHeaders(headers: IncomingHttpHeaders): Record<string, unk
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
@@ -117,9 +116,7 @@ export function distributedParent(
   return {
     dottedOrder: trace,
     ...(typeof project === 'string' && project ? { project } : {}),
-    ...(metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata)
-      ? { metadata: metadata as Record<string, unknown> }
-      : {}),
+    ...(isJsonObject(metadata) ? { metadata } : {}),
     ...(Array.isArray(tags)
       ? { tags: tags.filter((t): t is string => typeof t === 'string') }
       : {}),
