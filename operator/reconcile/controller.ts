@@ -177,8 +177,10 @@ export class DeploymentController {
       latest.status?.status,
       latest.status,
     );
-    await this.setRevision(deployment, latest, status, message, reason);
+    // The deployment first: a client that sees its revision DEPLOYED (what the API's users poll)
+    // then finds the deployment naming it active, never the status before.
     await this.setDeployment(deployment, true, status, message, latest, reason);
+    await this.setRevision(deployment, latest, status, message, reason);
     return abandoned === undefined ? {} : { requeueAfterMs: abandoned };
   }
 
