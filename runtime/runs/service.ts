@@ -525,7 +525,15 @@ export class RunService {
         run_id: runId,
         thread_id: targetThread,
         assistant_id: assistant.assistant_id,
-        metadata: body.metadata ?? {},
+        // As the official servers: the assistant's metadata, the thread's, the run's config
+        // metadata and its own, in that order, and the assistant's id whatever they say.
+        inherited_metadata: assistant.metadata,
+        metadata: {
+          graph_id: assistant.graph_id,
+          ...(isJsonObject(kwargs.config?.metadata) ? kwargs.config.metadata : {}),
+          ...body.metadata,
+          assistant_id: assistant.assistant_id,
+        },
         kwargs: { ...kwargs, ...(body.webhook ? { webhook: body.webhook } : {}), ...extraKwargs },
         multitask_strategy: body.multitask_strategy ?? 'enqueue',
         after_seconds: body.after_seconds ?? 0,

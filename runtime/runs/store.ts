@@ -98,6 +98,11 @@ export interface NewRun {
   thread_id: string;
   assistant_id: string;
   metadata: Record<string, unknown>;
+  /**
+   * Metadata under the thread's (its assistant's): the run's `metadata` is this, then its thread's
+   * as the statement finds it, then `metadata`, as the official servers merge them.
+   */
+  inherited_metadata?: Record<string, unknown>;
   kwargs: Record<string, unknown>;
   multitask_strategy: string;
   after_seconds: number;
@@ -367,6 +372,7 @@ export class RunStore {
       opening.notify.payload,
       start?.workerId ?? null,
       start?.leaseSeconds ?? 0,
+      jsonb(run.inherited_metadata ?? {}),
     ];
     // Read in this statement's snapshot: every run whose creation completed before this one
     // began is seen, so a run that starts at once never overtakes a run created before it.
@@ -386,7 +392,11 @@ export class RunStore {
       ? `CASE WHEN start.now THEN $5::jsonb || jsonb_build_object('protocol_index', prior.index + 1)
          ELSE $5::jsonb END`
       : '$5';
-    const row = `$1, $2, $3, $4, ${kwargsSql}, $6, now() + make_interval(secs => $7::float8),
+    // The thread's metadata as it was before this statement: a thread it creates has none yet,
+    // and what it adds to one (graph_id, assistant_id) the run's own `metadata` carries too.
+    const metadataSql = `$13::jsonb || COALESCE((SELECT t.metadata FROM threads t
+      WHERE t.thread_id = $2), '{}'::jsonb) || $4::jsonb`;
+    const row = `$1, $2, $3, ${metadataSql}, ${kwargsSql}, $6, now() + make_interval(secs => $7::float8),
       CASE WHEN start.now THEN 'running' ELSE 'pending' END, CASE WHEN start.now THEN 1 ELSE 0 END,
       CASE WHEN start.now THEN $11 END,
       CASE WHEN start.now THEN now() + make_interval(secs => $12::float8) END,

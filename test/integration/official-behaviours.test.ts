@@ -414,4 +414,45 @@ describe("a run's config metadata", () => {
     const state = await rt.client.threads.getState(thread.thread_id);
     expect(state.metadata).toMatchObject(expected);
   });
+
+  it("merges the assistant's, the thread's, config.metadata and the run's own, as the official servers", async () => {
+    const assistant = await rt.client.assistants.create({
+      graphId: 'agent',
+      metadata: { team: 'blue', level: 'assistant' },
+    });
+    const thread = await rt.client.threads.create({
+      metadata: { user_id: 'u1', level: 'thread' },
+    });
+    const seen: Record<string, unknown>[] = [];
+    for await (const part of rt.client.runs.stream(thread.thread_id, assistant.assistant_id, {
+      input: hi('add 2 and 3'),
+      streamMode: 'messages-tuple',
+      // The JS SDK's Config type has no `metadata`; the Python SDK's does.
+      config: { metadata: { from_config: 1, level: 'config' } } as never,
+      metadata: { own: 2, assistant_id: 'spoofed' },
+    }))
+      if (part.event === 'messages')
+        seen.push((part.data as [unknown, Record<string, unknown>])[1]);
+    const merged = {
+      team: 'blue',
+      user_id: 'u1',
+      from_config: 1,
+      own: 2,
+      level: 'config',
+      graph_id: 'agent',
+      assistant_id: assistant.assistant_id,
+    };
+    const [run] = await rt.client.runs.list(thread.thread_id);
+    expect(run!.metadata).toEqual(merged);
+    expect(seen.length).toBeGreaterThan(0);
+    for (const metadata of seen) expect(metadata).toMatchObject(merged);
+    expect((await rt.client.threads.getState(thread.thread_id)).metadata).toMatchObject(merged);
+    // The thread itself keeps its own metadata.
+    expect((await rt.client.threads.get(thread.thread_id)).metadata).toEqual({
+      user_id: 'u1',
+      level: 'thread',
+      graph_id: 'agent',
+      assistant_id: assistant.assistant_id,
+    });
+  });
 });
