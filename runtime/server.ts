@@ -153,9 +153,9 @@ export async function migrateRuntimeDatabase(pool: Pool, wait?: StartWait): Prom
  * servers (a self-hosted install without a LangSmith plan), the API's URL when
  * LANGGRAPH_API_URL gives one.
  */
-function serverMetadata(env: NodeJS.ProcessEnv): Record<string, string> {
+function serverMetadata(env: NodeJS.ProcessEnv, langgraphVersion: string): Record<string, string> {
   return {
-    langgraph_version: packageVersion('@langchain/langgraph'),
+    langgraph_version: langgraphVersion,
     langgraph_plan: 'developer',
     langgraph_host: 'self-hosted',
     ...(env.LANGGRAPH_API_URL ? { langgraph_api_url: env.LANGGRAPH_API_URL } : {}),
@@ -306,9 +306,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       void notifier.notifyCommitted(channel, payload);
     });
     const runEvents = new RunEventLog(runStore, notifier);
+    const langgraphVersion = packageVersion('@langchain/langgraph');
     const executor = new RunExecutor({
       timeoutMs: runSettings.timeoutMs,
-      serverMetadata: serverMetadata(process.env),
+      serverMetadata: serverMetadata(process.env, langgraphVersion),
       checkpoints: checkpointer,
       runs: runStore,
       events: runEvents,
@@ -398,7 +399,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       info: {
         version: GRAPHDOCK_VERSION,
-        langgraphJsVersion: packageVersion('@langchain/langgraph'),
+        langgraphJsVersion: langgraphVersion,
       },
       assistants,
       threads,

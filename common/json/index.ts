@@ -93,6 +93,26 @@ export function unstorableStrings(
   walk(value, [], carried);
   return found;
 }
+/**
+ * A list in a query string, as the SDKs send one: repeated parameters (the Python SDK) or one
+ * JSON array (the JS SDK stringifies arrays). Empty values are dropped: the Python SDK sends
+ * `stream_mode=` for none. Pipe the result into the schema of the items.
+ */
+export const queryList = () =>
+  z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => (Array.isArray(v) ? v : [v]).filter(Boolean).flatMap(jsonArrayOrSelf));
+
+function jsonArrayOrSelf(value: string): unknown[] {
+  if (!value.startsWith('[')) return [value];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : [value];
+  } catch {
+    return [value];
+  }
+}
+
 /** A JSON object: not null, not an array. */
 export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

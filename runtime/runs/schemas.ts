@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHECKPOINT_ID_MESSAGE, CHECKPOINT_ID_PATTERN } from '../../common/ids/index.js';
+import { queryList } from '../../common/json/index.js';
 import { MAX_DELAY_SECONDS } from '../../common/limits/index.js';
 import { CommandInput, GraphConfig } from '../graphs/index.js';
 import { THREAD_STREAM_MODES } from './thread-stream.js';
@@ -94,33 +95,15 @@ export const RUN_FIELDS = [
 ] as const;
 export type RunField = (typeof RUN_FIELDS)[number];
 
-/**
- * A list in the query string: repeated parameters (the Python SDK) or one JSON array (the JS
- * SDK stringifies arrays), each value one of `values`. An empty value is no value: the Python
- * SDK sends `stream_mode=` for a join without modes.
- */
-function queryList<const T extends readonly [string, ...string[]]>(values: T) {
-  return z
-    .union([z.string(), z.array(z.string())])
-    .transform((v) => (Array.isArray(v) ? v : [v]).filter(Boolean).flatMap(jsonArrayOrSelf))
-    .pipe(z.array(z.enum(values)));
-}
-
-function jsonArrayOrSelf(value: string): unknown[] {
-  if (!value.startsWith('[')) return [value];
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return Array.isArray(parsed) ? parsed : [value];
-  } catch {
-    return [value];
-  }
-}
+/** `queryList`, each value one of `values`. */
+const queryEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
+  queryList().pipe(z.array(z.enum(values)));
 
 export const RunListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   offset: z.coerce.number().int().min(0).optional(),
   status: z.enum(RUN_STATUSES).optional(),
-  select: queryList(RUN_FIELDS).optional(),
+  select: queryEnum(RUN_FIELDS).optional(),
 });
 
 const Flag = z.enum(['true', 'false', '1', '0']).optional();
@@ -131,7 +114,7 @@ export const CancelQuery = z.object({
 export const JoinQuery = z.object({ cancel_on_disconnect: Flag });
 /** A join of a run's stream may keep only some of its modes, as the Python server's does. */
 export const JoinStreamQuery = JoinQuery.extend({
-  stream_mode: queryList(STREAM_MODES).optional(),
+  stream_mode: queryEnum(STREAM_MODES).optional(),
 });
 export const truthy = (v: string | undefined) => v === 'true' || v === '1';
 

@@ -68,7 +68,7 @@ const MODELESS_EVENTS = new Set(['metadata', 'error', 'feedback']);
  * Whether an event belongs to one of `modes`: its name, or its name before a subgraph's
  * `|namespace`; every `messages/...` event for `messages` or `messages-tuple`.
  */
-export function modeFilter(modes: readonly string[]): (event: string) => boolean {
+function modeFilter(modes: readonly string[]): (event: string) => boolean {
   const wanted = new Set(modes);
   const messages = wanted.has('messages') || wanted.has('messages-tuple');
   return (event) => {

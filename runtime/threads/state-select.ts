@@ -1,6 +1,7 @@
 // `select` on a thread's state and history (the Python SDK's `ThreadStateSelectField`): a
 // snapshot keeps only the fields named, and `values.<key>` keeps one key of the values.
 import { z } from 'zod';
+import { queryList } from '../../common/json/index.js';
 import type { ThreadStateBody } from '../state/index.js';
 
 const STATE_FIELDS = [
@@ -30,11 +31,8 @@ const SelectEntry = z
   });
 export const StateSelect = z.array(SelectEntry);
 
-/** As `StateSelect`, from a query string: repeated parameters or one value. */
-export const StateSelectQuery = z
-  .union([z.string(), z.array(z.string())])
-  .transform((v) => (Array.isArray(v) ? v : [v]).filter(Boolean))
-  .pipe(StateSelect);
+/** As `StateSelect`, from a query string. */
+export const StateSelectQuery = queryList().pipe(StateSelect);
 
 export function selectState(
   state: ThreadStateBody,
