@@ -1,7 +1,8 @@
 // The image archives of images.ts run as containers: imported with `ctr images import` into a
 // throw-away containerd (Debian's, as root), PostgreSQL's accepts a password login, and the image
 // of examples/, started with its default command, answers /ok and runs a graph through the SDK
-// against that PostgreSQL. Containers share the host's network; traffic stays on 127.0.0.1.
+// against that PostgreSQL; so does the image of a project whose package.json brings its own
+// LangGraph. Containers share the host's network; traffic stays on 127.0.0.1.
 // The image runs Graphdock compiled (`npm run build`): its process, seen from the host through
 // /proc, has no TypeScript of Graphdock's own and loads tsx only for a project's TypeScript graphs.
 import { Client as LanggraphClient } from '@langchain/langgraph-sdk';
@@ -32,6 +33,7 @@ let postgresImage: ImageArchive;
 let graphdockImage: ImageArchive;
 let examplesImage: ImageArchive;
 let jsGraphImage: ImageArchive;
+let ownDepsImage: ImageArchive;
 let pgPort: number;
 const containers: string[] = [];
 
@@ -181,9 +183,14 @@ beforeAll(async () => {
       config: join(REPO, 'test/fixtures/js-graph/langgraph.json'),
       log,
     });
-    return [graphdock, examples, jsGraph] as const;
+    // Its package.json and lockfile: `npm ci` installs the project's own LangGraph.
+    const ownDeps = await buildImageArchive({
+      config: join(REPO, 'test/fixtures/own-deps/langgraph.json'),
+      log,
+    });
+    return [graphdock, examples, jsGraph, ownDeps] as const;
   };
-  [postgresImage, [graphdockImage, examplesImage, jsGraphImage]] = await Promise.all([
+  [postgresImage, [graphdockImage, examplesImage, jsGraphImage, ownDepsImage]] = await Promise.all([
     buildPostgresImageArchive({ log }),
     graphdockThenExamples(),
   ]);
@@ -191,7 +198,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gd-ctr-'));
   await startContainerd();
   // The examples image shares all but its last layer with the Graphdock image.
-  for (const image of [postgresImage, graphdockImage, examplesImage, jsGraphImage]) {
+  for (const image of [postgresImage, graphdockImage, examplesImage, jsGraphImage, ownDepsImage]) {
     const t = Date.now();
     await ctr('images', 'import', image.archive);
     log(`ctr images import ${image.ref}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
@@ -347,6 +354,50 @@ describe('image archives without a container engine', () => {
     expect(tsxCaches(pid)).toEqual([]);
     // ...which the image of examples/ (TypeScript graphs, serving since the test above) did.
     expect(tsxCaches(await taskPid('examples'))).not.toEqual([]);
+  }, 180_000);
+
+  it("installs a project's own dependencies, and its graph runs on that LangGraph", async () => {
+    await until('PostgreSQL did not answer', 60_000, async () => {
+      const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
+      await admin.connect();
+      await admin.query('CREATE DATABASE graphdock_own_deps').finally(() => admin.end());
+    });
+    const port = await freePort();
+    await runContainer(ownDepsImage, 'own-deps', {
+      DATABASE_URL: databaseUrl('graphdock_own_deps'),
+      PORT: String(port),
+    });
+    const client = new LanggraphClient({
+      apiUrl: await untilReady('own-deps', port),
+      apiKey: null,
+    });
+    const thread = await client.threads.create();
+    const first = (await client.runs.wait(thread.thread_id, 'review', {
+      input: { messages: [{ role: 'user', content: 'draft it' }] },
+    })) as { __interrupt__?: { value: unknown }[] };
+    expect(
+      first.__interrupt__?.map((i) => i.value),
+      containerLog('own-deps'),
+    ).toEqual([{ question: 'Approve?' }]);
+    // The lockfile's LangGraph, installed into the project, not the one under /app.
+    const { values } = await client.threads.getState(thread.thread_id);
+    expect((values as { messages: unknown[] }).messages.at(-1)).toMatchObject({
+      type: 'ai',
+      content: 'file:///deps/own-deps/node_modules/@langchain/langgraph/dist/index.js',
+    });
+    const installed = JSON.parse(
+      readFileSync(
+        `/proc/${await taskPid('own-deps')}/root/deps/own-deps/node_modules/@langchain/langgraph/package.json`,
+        'utf8',
+      ),
+    ) as { version: string };
+    expect(installed.version).toBe('1.1.0');
+    expect((await client.threads.get(thread.thread_id)).status).toBe('interrupted');
+    const resumed = (await client.runs.wait(thread.thread_id, 'review', {
+      command: { resume: 'yes' },
+    })) as { approved: boolean };
+    expect(resumed.approved).toBe(true);
+    expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
   }, 180_000);
 
   it("answers --help through the image's entrypoint", async () => {
