@@ -149,6 +149,19 @@ const tsxCaches = (pid: number) =>
 const databaseUrl = (database: string) =>
   `postgresql://postgres:test-password@127.0.0.1:${pgPort}/${database}`;
 
+/** Runs a runtime image as container `id` on a new database of its own; an SDK client for it. */
+async function serveImage(image: ImageArchive, id: string): Promise<LanggraphClient> {
+  const database = `graphdock_${id.replace(/-/g, '_')}`;
+  await until('PostgreSQL did not answer', 60_000, async () => {
+    const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`).finally(() => admin.end());
+  });
+  const port = await freePort();
+  await runContainer(image, id, { DATABASE_URL: databaseUrl(database), PORT: String(port) });
+  return new LanggraphClient({ apiUrl: await untilReady(id, port), apiKey: null });
+}
+
 /** The image config inside a docker-archive tarball. */
 async function archiveConfig(archive: string) {
   const manifest = JSON.parse(await run('tar', ['-xOf', archive, 'manifest.json'])) as {
@@ -298,19 +311,7 @@ describe('image archives without a container engine', () => {
   }, 180_000);
 
   it('the Graphdock image with no command serves examples/langgraph.json', async () => {
-    const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
-    await admin.connect();
-    await admin.query('CREATE DATABASE graphdock_base');
-    await admin.end();
-    const port = await freePort();
-    await runContainer(graphdockImage, 'graphdock', {
-      DATABASE_URL: databaseUrl('graphdock_base'),
-      PORT: String(port),
-    });
-    const client = new LanggraphClient({
-      apiUrl: await untilReady('graphdock', port),
-      apiKey: null,
-    });
+    const client = await serveImage(graphdockImage, 'graphdock');
     const state = (await client.runs.wait(null, 'echo', {
       input: { messages: [{ role: 'user', content: 'base image' }] },
     })) as { messages: { content: string }[] };
@@ -318,19 +319,7 @@ describe('image archives without a container engine', () => {
   }, 180_000);
 
   it('runs compiled JavaScript with plain node; tsx loads only for TypeScript graphs', async () => {
-    const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
-    await admin.connect();
-    await admin.query('CREATE DATABASE graphdock_js');
-    await admin.end();
-    const port = await freePort();
-    await runContainer(jsGraphImage, 'js-graph', {
-      DATABASE_URL: databaseUrl('graphdock_js'),
-      PORT: String(port),
-    });
-    const client = new LanggraphClient({
-      apiUrl: await untilReady('js-graph', port),
-      apiKey: null,
-    });
+    const client = await serveImage(jsGraphImage, 'js-graph');
     const state = (await client.runs.wait(null, 'echo', {
       input: { messages: [{ role: 'user', content: 'compiled' }] },
     })) as { messages: { content: string }[] };
@@ -357,20 +346,7 @@ describe('image archives without a container engine', () => {
   }, 180_000);
 
   it("installs a project's own dependencies, and its graph runs on that LangGraph", async () => {
-    await until('PostgreSQL did not answer', 60_000, async () => {
-      const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
-      await admin.connect();
-      await admin.query('CREATE DATABASE graphdock_own_deps').finally(() => admin.end());
-    });
-    const port = await freePort();
-    await runContainer(ownDepsImage, 'own-deps', {
-      DATABASE_URL: databaseUrl('graphdock_own_deps'),
-      PORT: String(port),
-    });
-    const client = new LanggraphClient({
-      apiUrl: await untilReady('own-deps', port),
-      apiKey: null,
-    });
+    const client = await serveImage(ownDepsImage, 'own-deps');
     const thread = await client.threads.create();
     const first = (await client.runs.wait(thread.thread_id, 'review', {
       input: { messages: [{ role: 'user', content: 'draft it' }] },
