@@ -144,9 +144,11 @@ export async function writeSse(
     'X-Accel-Buffering': 'no',
     ...options.headers,
   });
-  // A stream with nothing to send yet (a join on a quiet run) still answers with its headers.
+  // A stream with nothing to send yet (a join on a quiet run, a subscription to a thread with no
+  // run yet) still answers with its headers. `headersSent` cannot tell: it is true from
+  // `writeHead` on, though the headers wait in the response for its first write.
   setImmediate(() => {
-    if (!res.headersSent && !res.writableEnded) res.flushHeaders();
+    if (firstFrame && !res.writableEnded) res.flushHeaders();
   });
   const controller = new AbortController();
   let ended = false;

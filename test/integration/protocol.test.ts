@@ -219,6 +219,31 @@ describe('thread protocol through the official JS SDK', () => {
     await thread.close();
   });
 
+  it("answers a subscription with its headers at once, before the thread's first event", async () => {
+    // Before the first heartbeat (5 s): the SDK's subscribe waits for them, and only then starts
+    // a new thread's first run.
+    const controller = new AbortController();
+    let started = performance.now();
+    const res = await fetch(`${a.url}/threads/${randomUUID()}/stream/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ channels: ['lifecycle'] }),
+      signal: controller.signal,
+    });
+    const answered = performance.now() - started;
+    controller.abort();
+    expect(res.status).toBe(200);
+    expect(answered).toBeLessThan(2_000);
+
+    const client = new Client({ apiUrl: a.url, apiKey: null });
+    const thread = client.threads.stream({ assistantId: 'agent' });
+    started = performance.now();
+    const all = await thread.subscribe({ channels: ['lifecycle'] });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await all.unsubscribe();
+    await thread.close();
+  });
+
   it('filters by channel, namespace and depth', async () => {
     const threadId = randomUUID();
     const start = await command(a.url, threadId, {
