@@ -2,8 +2,8 @@
 // `emit` graph per task, on a new thread) against Graphdock alone, started with `--cpu-prof`, and
 // PostgreSQL's commits, inserted rows and index scans per run from its statistics views.
 //
-//   npx tsx bench/protocol/profile.ts -- [--transport sse|websocket] [--clients 16]
-//                                         [--seconds 10] [--events 200] [--no-prof]
+//   npx tsx bench/protocol/profile.ts [--transport sse|websocket] [--clients 16]
+//                                      [--seconds 10] [--events 200] [--no-prof]
 // The profile (`*.cpuprofile`) is written to bench/results/ at the end; open it in Chrome's
 // DevTools or summarise it with `node scripts/cpuprofile-top.mjs <file>`.
 import { randomUUID } from 'node:crypto';
