@@ -294,13 +294,7 @@ describe('image archives without a container engine', () => {
   }, 120_000);
 
   it('the image of examples/ serves its graphs with its default command', async () => {
-    const port = await freePort();
-    await runContainer(examplesImage, 'examples', {
-      DATABASE_URL: databaseUrl('postgres'),
-      PORT: String(port),
-    });
-    const url = await untilReady('examples', port);
-    const client = new LanggraphClient({ apiUrl: url, apiKey: null });
+    const client = await serveImage(examplesImage, 'examples');
     const graphs = (await client.assistants.search({ limit: 50 })).map((a) => a.graph_id);
     expect(graphs).toEqual(expect.arrayContaining(['echo', 'agent', 'memory']));
     const thread = await client.threads.create();
