@@ -159,6 +159,16 @@ function fromLangchainSerialized(value: Record<string, unknown>): Record<string,
 export type MessageMemo = WeakMap<object, Json>;
 
 export function toJson(value: unknown, memo?: MessageMemo): Json {
+  return toJsonValue(value, memo, true);
+}
+
+/**
+ * `honourToJson`: whether an object's own `toJSON()` says what it is (Date, Buffer, URL, decimal
+ * and date-time classes), as `JSON.stringify` does, and as the official server's output, the
+ * thread's checkpoints and its `GET .../state` do. It is called once per value: its result is
+ * serialised without calling a `toJSON()` of its own again.
+ */
+function toJsonValue(value: unknown, memo: MessageMemo | undefined, honourToJson: boolean): Json {
   if (value === null || value === undefined) return null;
   switch (typeof value) {
     case 'string':
@@ -181,16 +191,17 @@ export function toJson(value: unknown, memo?: MessageMemo): Json {
     if (json === undefined) memo.set(value, (json = serializeMessage(value)));
     return json;
   }
-  if (Array.isArray(value)) return value.map((item) => toJson(item, memo));
-  if (value instanceof Date) return value.toISOString();
-  if (value instanceof Map) return toJson(Object.fromEntries(value));
-  if (value instanceof Set) return toJson([...value]);
+  if (Array.isArray(value)) return value.map((item) => toJsonValue(item, memo, true));
+  if (value instanceof Map) return toJsonValue(Object.fromEntries(value), memo, true);
+  if (value instanceof Set) return toJsonValue([...value], memo, true);
   const record = value as Record<string, unknown>;
+  if (honourToJson && typeof record.toJSON === 'function')
+    return toJsonValue((record.toJSON as (key: string) => unknown)(''), memo, false);
   const message = fromLangchainSerialized(record);
   if (message) return message;
   const out: Record<string, Json> = {};
   for (const [key, v] of Object.entries(record)) {
-    if (v !== undefined) out[key] = toJson(v, memo);
+    if (v !== undefined) out[key] = toJsonValue(v, memo, true);
   }
   return out;
 }

@@ -213,6 +213,32 @@ describe('legacy messages mode with values', () => {
   });
 });
 
+describe('state values that say what they are through toJSON()', () => {
+  it('read the same in the run output, the stream, the thread, its state and its history', async () => {
+    const order = {
+      link: 'https://shop.example/orders/7?x=1',
+      receipt: { type: 'Buffer', data: [111, 107] },
+      placed: '2026-11-29T12:00:00.000Z',
+      total: '12.50',
+    };
+    const thread = await rt.client.threads.create();
+    expect(await rt.client.runs.wait(thread.thread_id, 'rich', { input: {} })).toEqual({ order });
+    const streamed: Record<string, unknown[]> = {};
+    for await (const part of rt.client.runs.stream(thread.thread_id, 'rich', {
+      input: {},
+      streamMode: ['values', 'updates', 'custom'],
+    }))
+      (streamed[part.event] ??= []).push(part.data);
+    expect(streamed.custom).toEqual([order]);
+    expect(streamed.updates).toEqual([{ price: { order } }]);
+    expect(streamed.values?.at(-1)).toEqual({ order });
+    expect((await rt.client.threads.get(thread.thread_id)).values).toEqual({ order });
+    expect((await rt.client.threads.getState(thread.thread_id)).values).toEqual({ order });
+    const [latest] = await rt.client.threads.getHistory(thread.thread_id, { limit: 1 });
+    expect(latest?.values).toEqual({ order });
+  });
+});
+
 describe('a command steering a run, as the official servers take it', () => {
   const logOf = async (threadId: string) =>
     ((await rt.client.threads.getState(threadId)).values as { log: string[] }).log;

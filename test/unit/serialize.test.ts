@@ -71,6 +71,31 @@ describe('toJson', () => {
       f: null,
     });
   });
+  it("honours an object's own toJSON() once, as JSON.stringify does", () => {
+    const inner = { toJSON: () => 'not called: a toJSON result is taken as it is' };
+    const value = {
+      url: new URL('https://example.com/a?b=1'),
+      bytes: Buffer.from('hi'),
+      price: { toJSON: () => '12.50' },
+      wrapped: { toJSON: () => inner },
+      never: new Date(Number.NaN),
+      nested: [{ at: new Date('2026-01-02T03:04:05.000Z') }],
+    };
+    expect(toJson(value)).toMatchObject({
+      url: 'https://example.com/a?b=1',
+      bytes: { type: 'Buffer', data: [104, 105] },
+      price: '12.50',
+      wrapped: { toJSON: null },
+      never: null,
+      nested: [{ at: '2026-01-02T03:04:05.000Z' }],
+    });
+    const failing = {
+      toJSON: () => {
+        throw new Error('cannot');
+      },
+    };
+    expect(() => toJson({ failing })).toThrow('cannot');
+  });
 });
 
 describe('toJson with a message memo', () => {
