@@ -47,6 +47,9 @@ interface BuilderSchemas {
   _inputRuntimeDefinition?: unknown;
   _outputRuntimeDefinition?: unknown;
   _configRuntimeSchema?: unknown;
+  /** The channels of the graph's input and output (its state's when it declares none). */
+  _inputDefinition?: unknown;
+  _outputDefinition?: unknown;
   channels?: Record<string, unknown>;
 }
 
@@ -126,16 +129,25 @@ function fromZod(builder: BuilderSchemas): Derived | undefined {
 }
 
 /**
- * Graphs built from `Annotation` carry no types at run time, only channels: describe their keys
- * (messages as a list of messages) when their TypeScript types cannot be read.
+ * Graphs built from `Annotation` carry no types at run time, only channels: describe the keys
+ * (messages as a list of messages) of the state, or of the input or output the graph declares,
+ * when their TypeScript types cannot be read.
  */
-function channelSchema(builder: BuilderSchemas): JsonSchema | undefined {
+function channelSchema(
+  builder: BuilderSchemas,
+  part: 'state' | 'input' | 'output',
+): JsonSchema | undefined {
   const channels = builder.channels;
   if (!channels) return undefined;
+  const declared = part === 'input' ? builder._inputDefinition : builder._outputDefinition;
+  const keys =
+    part !== 'state' && typeof declared === 'object' && declared !== null
+      ? Object.keys(declared)
+      : Object.keys(channels);
   const properties: Record<string, JsonSchema> = {};
-  for (const [key, channel] of Object.entries(channels)) {
+  for (const key of keys) {
     if (key.startsWith('__') || key.startsWith('branch:')) continue;
-    const operator = (channel as { operator?: unknown }).operator;
+    const operator = (channels[key] as { operator?: unknown } | undefined)?.operator;
     properties[key] =
       operator === messagesStateReducer ? { type: 'array', items: MESSAGE_SCHEMA } : {};
   }
@@ -176,13 +188,14 @@ export function graphSchemas(graph: AnyGraph, typed?: Derived): GraphSchemas {
     };
   }
   const builder = builderOf(graph);
-  const channels = (builder && channelSchema(builder)) ?? undefined;
-  const pick = (schema: JsonSchema | undefined) =>
-    (describes(schema) ? schema : (channels ?? schema)) ?? null;
+  const channels = (part: 'state' | 'input' | 'output') =>
+    (builder && channelSchema(builder, part)) ?? undefined;
+  const pick = (schema: JsonSchema | undefined, part: 'state' | 'input' | 'output') =>
+    (describes(schema) ? schema : (channels(part) ?? schema)) ?? null;
   return {
-    input_schema: typed ? pick(typed.input) : (channels ?? null),
-    output_schema: typed ? pick(typed.output) : (channels ?? null),
-    state_schema: typed ? pick(typed.state) : (channels ?? null),
+    input_schema: pick(typed?.input, 'input'),
+    output_schema: pick(typed?.output, 'output'),
+    state_schema: pick(typed?.state, 'state'),
     config_schema: typed?.config ?? null,
     context_schema: typed?.config ?? null,
   };

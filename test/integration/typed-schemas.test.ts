@@ -140,6 +140,14 @@ describe('when the types cannot be read in time', () => {
       'question',
       'tags',
     ]);
+    // Input and output: the keys of the Input and Output annotations the graph declares.
+    expect(Object.keys((got.input_schema as { properties: object }).properties)).toEqual([
+      'question',
+    ]);
+    expect(Object.keys((got.output_schema as { properties: object }).properties).sort()).toEqual([
+      'answer',
+      'attempts',
+    ]);
     expect(got.config_schema).toBeNull();
     // Cached: the next answer comes at once, and runs are unaffected.
     expect((await rt.client.assistants.getSchemas('annotation')).state_schema).toEqual(
