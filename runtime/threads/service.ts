@@ -646,12 +646,13 @@ export class ThreadService {
 
   /**
    * The Python SDK reads `checkpoint`; the JS SDK's type is a RunnableConfig (`configurable`).
-   * Both are returned so either client sees the new checkpoint.
+   * Both are returned so either client sees the new checkpoint, and `checkpoint_id` as well, as
+   * the Python server still returns it.
    */
   async updateState(
     threadId: string,
     body: StateUpdateBody,
-  ): Promise<{ checkpoint: unknown; configurable: unknown }> {
+  ): Promise<{ checkpoint: unknown; configurable: unknown; checkpoint_id: unknown }> {
     const row = await this.getRow(threadId);
     if (row.status === 'busy') throw conflict('Thread is busy');
     const graphId = this.graphIdOf(row);
@@ -675,7 +676,11 @@ export class ThreadService {
     }
     await this.syncValues(threadId, graph, graphId);
     const checkpoint = checkpointRef(next);
-    return { checkpoint, configurable: checkpoint };
+    return {
+      checkpoint,
+      configurable: checkpoint,
+      checkpoint_id: checkpoint?.checkpoint_id ?? null,
+    };
   }
 
   /** `visibleTo`: as for `getRow`. */

@@ -496,8 +496,12 @@ describe('thread state', () => {
       method: 'POST',
       json: { values: { messages: [] }, as_node: 'echo' },
     });
-    const body = (await raw.json()) as { checkpoint: { checkpoint_id: string; thread_id: string } };
+    const body = (await raw.json()) as {
+      checkpoint: { checkpoint_id: string; thread_id: string };
+      checkpoint_id: string;
+    };
     expect(body.checkpoint.thread_id).toBe(thread.thread_id);
+    expect(body.checkpoint_id).toBe(body.checkpoint.checkpoint_id);
     expect(body.checkpoint.checkpoint_id > String(latest.checkpoint.checkpoint_id)).toBe(true);
     expect(latest.values.messages.map((m) => m.content)).toEqual(['hello', 'echo: hello', 'more']);
     expect(latest.metadata?.writes).toEqual({
