@@ -26,6 +26,7 @@ import { CHANNELS, startedPayload, type Notifier } from './notifier.js';
 import type { BulkCancelBody, RunCreateBody, StreamMode } from './schemas.js';
 import type { SseFrame } from './sse.js';
 import {
+  isCancelLockBusy,
   isRunningConflict,
   type NewRun,
   type RunEvent,
@@ -35,6 +36,16 @@ import {
   type RunStore,
 } from './store.js';
 import { threadEvents, type ThreadCursor, type ThreadStreamMode } from './thread-stream.js';
+
+/**
+ * Tries at creating a run whose strategy cancels runs that are writing at that moment (see
+ * `createPlanned`), and the longest pause between two: about 2 s in all at worst.
+ */
+const CANCEL_LOCK_TRIES = 60;
+const CANCEL_LOCK_PAUSE_MS = 40;
+const cancelLockPause = (attempt: number) =>
+  new Promise((r) => setTimeout(r, Math.random() * Math.min(CANCEL_LOCK_PAUSE_MS, 2 ** attempt)));
+const cancelLockGaveUp = () => unavailable('The runs this run would cancel stayed busy; try again');
 
 export const REJECT_DETAIL =
   'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.';
@@ -350,12 +361,19 @@ export class RunService {
     start: RunStart | undefined,
     fresh: () => Promise<PlannedRun>,
   ): Promise<CreatedRun | undefined> {
-    try {
-      return await this.insertOnce(planned, body, start, fresh);
-    } catch (err) {
-      // A worker claimed a run of the thread meanwhile: this one queues behind it.
-      if (!start || !isRunningConflict(err)) throw err;
-      return this.insertOnce(planned, body, undefined, fresh);
+    let startHere = start;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.insertOnce(planned, body, startHere, fresh);
+      } catch (err) {
+        // A worker claimed a run of the thread meanwhile: this one queues behind it.
+        if (startHere && isRunningConflict(err)) startHere = undefined;
+        // A run to cancel was ending or writing: let it finish with the thread, then go again.
+        else if (isCancelLockBusy(err) && attempt < CANCEL_LOCK_TRIES)
+          await cancelLockPause(attempt);
+        else if (isCancelLockBusy(err)) throw cancelLockGaveUp();
+        else throw err;
+      }
     }
   }
 
@@ -414,7 +432,9 @@ export class RunService {
     // A remembered assistant may have changed (or the thread is missing): the transaction
     // works with the assistant as it is now.
     if (planned.assistantUnchanged) planned = await fresh();
-    return withTransaction(this.deps.pool, (db) => this.createPlanned(db, planned, body, start));
+    return withTransaction(this.deps.pool, (db) =>
+      this.createPlanned(db, planned, body, start, { cancelNowait: true }),
+    );
   }
 
   /**
@@ -448,11 +468,27 @@ export class RunService {
     extraKwargs: Record<string, unknown> = {},
     requestHeaders: IncomingHttpHeaders = {},
   ): Promise<CreatedRun> {
-    return this.createPlanned(
-      db,
-      await this.plan(threadId, body, extraKwargs, requestHeaders),
-      body,
-    );
+    const planned = await this.plan(threadId, body, extraKwargs, requestHeaders);
+    const strategy = planned.run.multitask_strategy;
+    if (planned.stateless || (strategy !== 'interrupt' && strategy !== 'rollback'))
+      return this.createPlanned(db, planned, body);
+    // Tried again in a savepoint, whose rollback lets go of the thread for the busy run to end.
+    for (let attempt = 1; ; attempt++) {
+      await db.query('SAVEPOINT run_cancels');
+      try {
+        const created = await this.createPlanned(db, planned, body, undefined, {
+          cancelNowait: true,
+        });
+        await db.query('RELEASE SAVEPOINT run_cancels');
+        return created;
+      } catch (err) {
+        // A connection that failed keeps its own error, not the rollback's.
+        await db.query('ROLLBACK TO SAVEPOINT run_cancels').catch(() => Promise.reject(err));
+        if (!isCancelLockBusy(err)) throw err;
+        if (attempt >= CANCEL_LOCK_TRIES) throw cancelLockGaveUp();
+        await cancelLockPause(attempt);
+      }
+    }
   }
 
   /**
@@ -543,12 +579,18 @@ export class RunService {
     };
   }
 
-  /** Locks (or creates) the thread, applies the multitask strategy and inserts the run. */
+  /**
+   * Locks (or creates) the thread, applies the multitask strategy and inserts the run. Runs it
+   * cancels are locked after the thread, the reverse of their own writes' order: with
+   * `cancelNowait` a busy one fails the transaction for the caller to try again, rather than
+   * deadlock with that run settling the thread.
+   */
   private async createPlanned(
     db: PoolClient,
     planned: PlannedRun,
     body: RunCreateBody,
     start?: RunStart,
+    options: { cancelNowait?: boolean } = {},
   ): Promise<CreatedRun> {
     const { stateless, threadMetadata, newThreadMetadata, threadFilter } = planned;
     const targetThread = planned.run.thread_id;
@@ -581,6 +623,7 @@ export class RunService {
             inflight.map((r) => r.run_id),
             strategy,
             db,
+            { nowait: options.cancelNowait ?? false },
           )
         : [];
     return { run, cancelled, ...(protocolPrior !== undefined ? { protocolPrior } : {}) };

@@ -129,6 +129,14 @@ export interface InsertedRun {
   threadCreated?: boolean;
 }
 
+/**
+ * `requestCancel` with `nowait` met a run row another transaction holds: one that ends or writes
+ * for that run, and may next want the thread the caller has locked.
+ */
+export function isCancelLockBusy(err: unknown): boolean {
+  return (err as { code?: string }).code === '55P03';
+}
+
 /** A run inserted running lost the race for its thread to a claimed one: insert it queued. */
 export function isRunningConflict(err: unknown): boolean {
   const e = err as { code?: string; constraint?: string };
@@ -732,14 +740,26 @@ export class RunStore {
     };
   }
 
+  /**
+   * Marks runs to be cancelled. A run's own writes lock its row before its thread's; a caller
+   * that holds the thread already passes `nowait`, and gets `isCancelLockBusy` instead of waiting
+   * for a run row (a deadlock) when one is taken.
+   */
   async requestCancel(
     runIds: string[],
     action: 'interrupt' | 'rollback',
     db: Queryable = this.pool,
+    options: { nowait?: boolean } = {},
   ) {
+    if (!runIds.length) return [];
+    const active = `run_id = ANY($1::uuid[]) AND status IN ('pending', 'running')`;
     const { rows } = await db.query<RunRow>(
-      `UPDATE runs SET cancel_action = $2, updated_at = now()
-       WHERE run_id = ANY($1::uuid[]) AND status IN ('pending', 'running') RETURNING ${RUN_COLUMNS}`,
+      options.nowait
+        ? `UPDATE runs SET cancel_action = $2, updated_at = now()
+           WHERE run_id IN (SELECT run_id FROM runs WHERE ${active} FOR UPDATE NOWAIT) AND ${active}
+           RETURNING ${RUN_COLUMNS}`
+        : `UPDATE runs SET cancel_action = $2, updated_at = now() WHERE ${active}
+           RETURNING ${RUN_COLUMNS}`,
       [runIds, action],
     );
     return rows;
