@@ -482,9 +482,12 @@ export class RunService {
         await db.query('RELEASE SAVEPOINT run_cancels');
         return created;
       } catch (err) {
-        // A connection that failed keeps its own error, not the rollback's.
-        await db.query('ROLLBACK TO SAVEPOINT run_cancels').catch(() => Promise.reject(err));
-        if (!isCancelLockBusy(err)) throw err;
+        // A connection that failed reports its own error, not the rollback's.
+        const rolledBack = await db.query('ROLLBACK TO SAVEPOINT run_cancels').then(
+          () => true,
+          () => false,
+        );
+        if (!rolledBack || !isCancelLockBusy(err)) throw err;
         if (attempt >= CANCEL_LOCK_TRIES) throw cancelLockGaveUp();
         await cancelLockPause(attempt);
       }
