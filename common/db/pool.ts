@@ -38,7 +38,37 @@ export function createPool(options: PoolOptions): Pool {
   // listener that too would end the process (a test dropping its database while a pool ends).
   // Servers add a listener that logs it.
   pool.on('error', () => undefined);
+  retryDeadlockVictims(pool);
   return pool;
+}
+
+/** SQLSTATE of a statement PostgreSQL rolled back to break a deadlock. */
+const DEADLOCK = '40P01';
+const DEADLOCK_TRIES = 3;
+
+/**
+ * A statement sent through the pool runs alone in its own transaction: one PostgreSQL rolled
+ * back to break a deadlock left nothing behind, so it is sent again. (A run's end, a thread's
+ * values after a state update: failing them would fail the run or leave the thread behind its
+ * checkpoint.) Statements of an explicit transaction are not: the caller retries the whole.
+ */
+function retryDeadlockVictims(pool: Pool): void {
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  const retried = async (args: unknown[]) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await query(...args);
+      } catch (err) {
+        if ((err as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_TRIES) throw err;
+      }
+    }
+  };
+  pool.query = ((...args: unknown[]) =>
+    // The callback form and submittables (cursors, streams) are left as pg has them.
+    typeof args.at(-1) === 'function' ||
+    typeof (args[0] as { submit?: unknown } | null)?.submit === 'function'
+      ? query(...args)
+      : retried(args)) as Pool['query'];
 }
 
 /** Runs `fn` in a transaction on one pooled connection. */
