@@ -527,14 +527,21 @@ export class ThreadStore {
     return rows[0]?.count ?? 0;
   }
 
-  /** Threads whose TTL has passed, oldest first, claimed so two replicas never sweep the same one. */
+  /**
+   * Threads whose TTL has passed, oldest first, claimed so two replicas never sweep the same one.
+   * A thread with a run pending or running waits for a later sweep: deleting or pruning it would
+   * pull the state from under that run (and lock its runs after the thread, the reverse of the
+   * order the run's own writes take, see `deleteMany`).
+   */
   async claimExpired(
     limit: number,
     db: PoolClient,
   ): Promise<{ thread_id: string; ttl_strategy: string | null }[]> {
     const { rows } = await db.query<{ thread_id: string; ttl_strategy: string | null }>(
-      `SELECT thread_id, ttl_strategy FROM threads WHERE expires_at <= now()
-       ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      `SELECT thread_id, ttl_strategy FROM threads t WHERE expires_at <= now()
+         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.thread_id
+                           AND r.status IN ('pending', 'running'))
+       ORDER BY expires_at LIMIT $1 FOR UPDATE OF t SKIP LOCKED`,
       [limit],
     );
     return rows;

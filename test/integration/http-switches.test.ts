@@ -11,6 +11,7 @@ import { REPO_ROOT, runCli } from '../support/server.js';
 
 const GRAPHS = {
   echo: `${join(REPO_ROOT, 'examples', 'graphs', 'echo.ts')}:graph`,
+  slow: `${join(REPO_ROOT, 'examples', 'graphs', 'slow.ts')}:graph`,
   headers: `${join(REPO_ROOT, 'test', 'fixtures', 'switches', 'headers.ts')}:graph`,
 };
 
@@ -331,5 +332,34 @@ describe('start-up with bad switches', () => {
     );
     expect(provider.code).toBe(1);
     expect(provider.output).toContain('store.index.embed: "openai:text-embedding-3-small"');
+  });
+});
+
+describe('checkpointer.ttl and a run in flight', () => {
+  const rt = useRuntime({
+    env: { GRAPHDOCK_SLOW_STEP_MS: '1500' },
+    config: configFile({
+      checkpointer: {
+        ttl: { strategy: 'delete', default_ttl: 0.02, sweep_interval_minutes: 0.01 },
+      },
+    }),
+  });
+
+  it('sweeps a thread that expires while its run executes once the run has ended', async () => {
+    const thread = await rt.client.threads.create();
+    // The thread expires 1.2 s in, halfway through the run's first step.
+    const result = (await rt.client.runs.wait(thread.thread_id, 'slow', {
+      input: { messages: [{ role: 'user', content: 'late' }] },
+    })) as { messages?: { content: string }[] };
+    expect(result.messages?.map((m) => m.content)).toEqual([
+      'late',
+      'first: late',
+      'second: first: late',
+    ]);
+    const gone = await eventually(
+      async () => (await rt.http(`/threads/${thread.thread_id}`)).status,
+      (status) => status === 404,
+    );
+    expect(gone).toBe(404);
   });
 });
