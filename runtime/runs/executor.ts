@@ -425,7 +425,9 @@ export class RunExecutor {
         null,
         (db) => this.deps.runs.deleteLeased(lease, db),
       );
-      await writer.end();
+      // The run's row went with it, and its lease: the end marker goes to this process's
+      // readers alone (a write would be refused as from a run taken over).
+      this.deps.events.publish(run.run_id, await writer.closingBatch());
       return settled.runsPending;
     }
     // The log's last events and its end marker commit with the run's final status: fewer

@@ -480,12 +480,25 @@ describe('multitask strategies', () => {
       () => rt.client.runs.get(thread.thread_id, first.run_id),
       (r) => r.status === 'running',
     );
+    // A client still reading the first run's stream sees it end.
+    const reader = (async () => {
+      for await (const part of rt.client.runs.joinStream(thread.thread_id, first.run_id))
+        expect(part.event).not.toBe('error');
+    })();
     const second = await rt.client.runs.create(thread.thread_id, 'slow', {
       input: hi('kept'),
       multitaskStrategy: 'rollback',
     });
     await rt.client.runs.join(thread.thread_id, second.run_id);
+    // Its stream ended: one that never did would hold the test to its timeout here.
+    await reader;
     await expect(rt.client.runs.get(thread.thread_id, first.run_id)).rejects.toThrow(/404/);
+    // Deleting itself is the rolled-back run's own end, not a run taken over by another worker.
+    const aboutFirst = rt.server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(first.run_id));
+    expect(aboutFirst.filter((line) => line.includes('taken over'))).toEqual([]);
     const values = contents((await rt.client.threads.getState(thread.thread_id)).values);
     expect(values).toEqual(['kept', 'first: kept', 'second: first: kept']);
   });
