@@ -20,7 +20,7 @@ import { isJsonObject } from '../../common/json/index.js';
 import type { AssistantService } from '../assistants/index.js';
 import type { ThreadService } from '../threads/index.js';
 import { headerSelector, type HeaderSelector } from './configurable-headers.js';
-import type { RunEventLog } from './event-log.js';
+import { END_EVENT, type RunEventLog } from './event-log.js';
 import type { RunKwargs } from './executor.js';
 import { CHANNELS, startedPayload, type Notifier } from './notifier.js';
 import type { BulkCancelBody, RunCreateBody, StreamMode } from './schemas.js';
@@ -694,18 +694,26 @@ export class RunService {
     let values: unknown;
     let error: unknown;
     let feedback: unknown;
-    for await (const event of this.deps.events.read(run.run_id, -1, signal, {
+    let ended = false;
+    for await (const batch of this.deps.events.readBatches(run.run_id, -1, signal, {
       created,
       wait: true,
-    })) {
-      if (event.event === 'values') values = event.data;
-      else if (event.event === 'error') error = event.data;
-      else if (event.event === 'feedback') feedback = event.data;
-    }
+      withEnd: true,
+    }))
+      for (const event of batch) {
+        if (event.event === 'values') values = event.data;
+        else if (event.event === 'error') error = event.data;
+        else if (event.event === 'feedback') feedback = event.data;
+        else if (event.event === END_EVENT) ended = true;
+      }
     // The process is stopping and the run may go on elsewhere: its result is not known here.
     if (this.deps.events.closed && (await this.deps.runs.isActive(run.run_id)))
       throw unavailable('The server is shutting down; join the run again for its result');
     if (error !== undefined) return { __error__: error };
+    // Deleted before its end (its thread was): its last values are not a result, as on the
+    // official servers.
+    if (!ended && !signal?.aborted && !(await this.deps.runs.getById(run.run_id)))
+      return { __error__: { error: 'Error', message: 'Run not found' } };
     const result =
       values !== undefined
         ? values

@@ -58,3 +58,19 @@ describe('deleting a thread while its run executes', () => {
     expect(result).toMatchObject({ messages: [{ content: 'after' }, { content: 'echo: after' }] });
   }, 120_000);
 });
+
+describe('waiting for a run whose thread is deleted under it', () => {
+  it('answers the run not found, not the values of its first step', async () => {
+    const thread = await rt.client.threads.create();
+    const waited = rt.http(`/threads/${thread.thread_id}/runs/wait`, {
+      method: 'POST',
+      json: { assistant_id: 'slow', input: { messages: [{ role: 'user', content: 'gone' }] } },
+    });
+    // Past the first of its steps (60 ms each here).
+    await sleep(90);
+    expect((await rt.http(`/threads/${thread.thread_id}`, { method: 'DELETE' })).status).toBe(204);
+    const res = await waited;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ __error__: { error: 'Error', message: 'Run not found' } });
+  });
+});
