@@ -43,9 +43,36 @@ import { threadEvents, type ThreadCursor, type ThreadStreamMode } from './thread
  */
 const CANCEL_LOCK_TRIES = 60;
 const CANCEL_LOCK_PAUSE_MS = 40;
-const cancelLockPause = (attempt: number) =>
-  new Promise((r) => setTimeout(r, Math.random() * Math.min(CANCEL_LOCK_PAUSE_MS, 2 ** attempt)));
-const cancelLockGaveUp = () => unavailable('The runs this run would cancel stayed busy; try again');
+
+/** `tryOnce` again, after a short pause, while a run it would cancel is busy (see above). */
+async function whileCancelLocksBusy<T>(tryOnce: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await tryOnce();
+    } catch (err) {
+      if (!isCancelLockBusy(err)) throw err;
+      if (attempt >= CANCEL_LOCK_TRIES)
+        throw unavailable('The runs this run would cancel stayed busy; try again');
+      await new Promise((r) =>
+        setTimeout(r, Math.random() * Math.min(CANCEL_LOCK_PAUSE_MS, 2 ** attempt)),
+      );
+    }
+  }
+}
+
+/** `fn` in a savepoint of `db`'s transaction, rolled back to when it fails. */
+async function inSavepoint<T>(db: PoolClient, fn: () => Promise<T>): Promise<T> {
+  await db.query('SAVEPOINT run_cancels');
+  try {
+    const result = await fn();
+    await db.query('RELEASE SAVEPOINT run_cancels');
+    return result;
+  } catch (err) {
+    // A connection that failed reports its own error, not the rollback's.
+    await db.query('ROLLBACK TO SAVEPOINT run_cancels').catch(() => undefined);
+    throw err;
+  }
+}
 
 export const REJECT_DETAIL =
   'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.';
@@ -361,19 +388,15 @@ export class RunService {
     start: RunStart | undefined,
     fresh: () => Promise<PlannedRun>,
   ): Promise<CreatedRun | undefined> {
-    let startHere = start;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.insertOnce(planned, body, startHere, fresh);
-      } catch (err) {
-        // A worker claimed a run of the thread meanwhile: this one queues behind it.
-        if (startHere && isRunningConflict(err)) startHere = undefined;
-        // A run to cancel was ending or writing: let it finish with the thread, then go again.
-        else if (isCancelLockBusy(err) && attempt < CANCEL_LOCK_TRIES)
-          await cancelLockPause(attempt);
-        else if (isCancelLockBusy(err)) throw cancelLockGaveUp();
-        else throw err;
-      }
+    // A run to cancel was ending or writing: let it finish with the thread, then go again.
+    const insert = (startHere: RunStart | undefined) =>
+      whileCancelLocksBusy(() => this.insertOnce(planned, body, startHere, fresh));
+    try {
+      return await insert(start);
+    } catch (err) {
+      // A worker claimed a run of the thread meanwhile: this one queues behind it.
+      if (!start || !isRunningConflict(err)) throw err;
+      return insert(undefined);
     }
   }
 
@@ -473,25 +496,11 @@ export class RunService {
     if (planned.stateless || (strategy !== 'interrupt' && strategy !== 'rollback'))
       return this.createPlanned(db, planned, body);
     // Tried again in a savepoint, whose rollback lets go of the thread for the busy run to end.
-    for (let attempt = 1; ; attempt++) {
-      await db.query('SAVEPOINT run_cancels');
-      try {
-        const created = await this.createPlanned(db, planned, body, undefined, {
-          cancelNowait: true,
-        });
-        await db.query('RELEASE SAVEPOINT run_cancels');
-        return created;
-      } catch (err) {
-        // A connection that failed reports its own error, not the rollback's.
-        const rolledBack = await db.query('ROLLBACK TO SAVEPOINT run_cancels').then(
-          () => true,
-          () => false,
-        );
-        if (!rolledBack || !isCancelLockBusy(err)) throw err;
-        if (attempt >= CANCEL_LOCK_TRIES) throw cancelLockGaveUp();
-        await cancelLockPause(attempt);
-      }
-    }
+    return whileCancelLocksBusy(() =>
+      inSavepoint(db, () =>
+        this.createPlanned(db, planned, body, undefined, { cancelNowait: true }),
+      ),
+    );
   }
 
   /**
